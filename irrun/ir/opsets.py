@@ -1,0 +1,44 @@
+"""Which op version a layer's (type, opset name) selects, with OpenVINO's legacy names and special cases."""
+from __future__ import annotations
+
+from .opset_tables import OPSETS
+
+LEGACY_NAMES = {"const": "Constant", "relu": "Relu", "prelu": "PRelu", "softmax": "Softmax"}
+
+# OpenVINO reads these (opset name, type) pairs from another opset.
+_OPSET_OVERRIDES = {
+    ("opset1", "MVN"): "opset2",
+    ("opset1", "ROIPooling"): "opset2",
+    ("opset1", "ReorgYolo"): "opset2",
+}
+_EXPERIMENTAL_OPSETS = ("experimental", "extension")
+_EXPERIMENTAL_TYPES = ("GRUCell", "RNNCell", "Proposal")
+
+# The spec names an op version after the first opset that holds it (C++ ov::op::v0::Gelu is Gelu-2).
+_SPEC_VERSION = {}
+for _opset in sorted(OPSETS, key=lambda name: int(name[5:])):
+    for _type, _namespace in OPSETS[_opset].items():
+        _SPEC_VERSION.setdefault((_type, _namespace), int(_opset[5:]))
+
+# Canonical spelling of every known type, keyed by its lower-case form.
+_CANONICAL = {name.lower(): name for table in OPSETS.values() for name in table}
+
+
+def canonical_type(type_name: str) -> str:
+    key = type_name.lower()
+    return LEGACY_NAMES.get(key) or _CANONICAL.get(key, type_name)
+
+
+def resolve(type_name: str, opset: str) -> tuple[str, int | None]:
+    """(canonical type, spec op version), the version None when the opset does not contain the type."""
+    op_type = canonical_type(type_name)
+    opset = opset.strip()
+    if opset in _EXPERIMENTAL_OPSETS and (op_type.startswith("ExperimentalDetectron") or op_type in _EXPERIMENTAL_TYPES):
+        opset = "opset6"
+    opset = _OPSET_OVERRIDES.get((opset, op_type), opset)
+    namespace = OPSETS.get(opset, {}).get(op_type)
+    return op_type, None if namespace is None else _SPEC_VERSION[(op_type, namespace)]
+
+
+def is_known_opset(opset: str) -> bool:
+    return opset in OPSETS or opset in _EXPERIMENTAL_OPSETS

@@ -1,0 +1,141 @@
+"""Reading model.xml with a hardened lxml parser into plain records."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lxml import etree
+
+from ..errors import ParseError
+from .model import Edge, IRDocument, Layer, Port
+
+MAX_XML_BYTES = 1 << 30
+SUPPORTED_IR_VERSIONS = (10, 11)
+
+
+def _parser() -> etree.XMLParser:
+    # No DTD, no entity expansion, no network; libxml2's default depth and size limits (no huge_tree).
+    return etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
+        huge_tree=False, remove_comments=True, remove_pis=True,
+    )
+
+
+def read_xml(path) -> IRDocument:
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise ParseError("not a regular file", file=path)
+        if size > MAX_XML_BYTES:
+            raise ParseError(f"XML file is {size} bytes, over the {MAX_XML_BYTES}-byte limit", file=path)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ParseError(f"cannot read the model file: {exc.strerror or exc}", file=path) from None
+    if not data.strip():
+        raise ParseError("the model file is empty", file=path)
+    try:
+        root = etree.fromstring(data, _parser())
+    except etree.XMLSyntaxError as exc:
+        raise ParseError(f"not well-formed XML: {exc}", file=path, rule="file.xml") from None
+    except ValueError as exc:
+        raise ParseError(f"not readable as XML: {exc}", file=path, rule="file.xml") from None
+    docinfo = root.getroottree().docinfo
+    if docinfo.doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
+        raise ParseError("a DOCTYPE is not allowed in an IR file (entities are never expanded)",
+                         file=path, rule="file.doctype")
+    return _document(root, path)
+
+
+def _document(root, path: Path) -> IRDocument:
+    if root.tag != "net":
+        raise ParseError(f"root element is <{root.tag}>, expected <net>", file=path, rule="file.structure")
+    version_text = root.get("version")
+    try:
+        ir_version = int(version_text)
+    except (TypeError, ValueError):
+        raise ParseError(f"<net> has no valid IR version (got {version_text!r})", file=path,
+                         rule="file.version") from None
+    if ir_version not in SUPPORTED_IR_VERSIONS:
+        raise ParseError(f"IR version {ir_version} is not supported (OpenVINO reads 10 and 11)",
+                         file=path, rule="file.version")
+    layers_el = root.find("layers")
+    if layers_el is None:
+        raise ParseError("<layers> section is missing", file=path, rule="file.structure")
+    layers = [_layer(el, path) for el in layers_el.iterchildren("layer")]
+    edges_el = root.find("edges")
+    edges = [] if edges_el is None else [_edge(el, path) for el in edges_el.iterchildren("edge")]
+    bin_path = os.path.splitext(str(path))[0] + ".bin"
+    return IRDocument(str(path), bin_path, ir_version, root.get("name", ""), layers, edges)
+
+
+def _required(el, name, path, rule="file.structure") -> str:
+    value = el.get(name)
+    if value is None:
+        raise ParseError(f"line {el.sourceline}: <{el.tag}> has no '{name}' attribute", file=path, rule=rule)
+    return value
+
+
+def _int(el, name, path, rule) -> int:
+    text = _required(el, name, path, rule)
+    try:
+        value = int(text)
+    except ValueError:
+        raise ParseError(f"line {el.sourceline}: <{el.tag}> {name}={text!r} is not an integer",
+                         file=path, rule=rule) from None
+    if value < 0:
+        raise ParseError(f"line {el.sourceline}: <{el.tag}> {name}={value} is negative", file=path, rule=rule)
+    return value
+
+
+def _layer(el, path: Path) -> Layer:
+    layer_id = _required(el, "id", path, "layer.id")
+    data = el.find("data")
+    attrs = dict(data.attrib) if data is not None else {}
+    known = {"id", "name", "type", "version"}
+    return Layer(
+        id=layer_id,
+        name=el.get("name", ""),
+        type=_required(el, "type", path, "layer.type"),
+        opset=el.get("version", "opset1"),
+        attrs={str(k): str(v) for k, v in attrs.items()},
+        inputs=_ports(el.find("input"), path),
+        outputs=_ports(el.find("output"), path),
+        extra={k: v for k, v in el.attrib.items() if k not in known},
+        line=el.sourceline,
+    )
+
+
+def _ports(section, path: Path) -> list[Port]:
+    if section is None:
+        return []
+    ports = []
+    for el in section.iterchildren("port"):
+        names = tuple(_split_names(el.get("names"))) if el.get("names") else ()
+        dims = tuple((d.text or "").strip() for d in el.iterchildren("dim"))
+        ports.append(Port(_int(el, "id", path, "port.id"), el.get("precision"), names, dims))
+    return ports
+
+
+def _split_names(text: str) -> list[str]:
+    """Split a port's `names` on commas; `\\,` is an escaped comma inside a name."""
+    names, current, chars = [], [], iter(text)
+    for ch in chars:
+        if ch == "\\":
+            current.append(next(chars, ""))
+        elif ch == ",":
+            names.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+    names.append("".join(current).strip())
+    return [n for n in names if n]
+
+
+def _edge(el, path: Path) -> Edge:
+    return Edge(
+        from_layer=_required(el, "from-layer", path, "edge.ref"),
+        from_port=_int(el, "from-port", path, "edge.ref"),
+        to_layer=_required(el, "to-layer", path, "edge.ref"),
+        to_port=_int(el, "to-port", path, "edge.ref"),
+    )

@@ -1,0 +1,142 @@
+"""Attribute kinds, parsed with OpenVINO's rules: lists split on commas with optional spaces, booleans
+true/false/1/0 and enums case-insensitive, plain strings exact."""
+from __future__ import annotations
+
+from ..ir.types import ElementType, element_type
+
+REQUIRED = object()
+
+
+class Attr:
+    """One declared attribute. `aliases` are other spellings OpenVINO accepts in <data>."""
+
+    kind = "value"
+
+    def __init__(self, default=REQUIRED, aliases=()):
+        self.default = default
+        self.aliases = tuple(aliases)
+        self.name = None
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    @property
+    def xml_names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def parse(self, text: str):
+        raise NotImplementedError
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"{text!r} is not an integer") from None
+
+
+class Int(Attr):
+    kind = "int"
+
+    def __init__(self, default=REQUIRED, min=None, aliases=()):
+        super().__init__(default, aliases)
+        self.min = min
+
+    def parse(self, text):
+        value = _int(text)
+        if self.min is not None and value < self.min:
+            raise ValueError(f"{value} is below the minimum {self.min}")
+        return value
+
+
+class Ints(Attr):
+    kind = "int[]"
+
+    def __init__(self, default=REQUIRED, min=None, aliases=()):
+        super().__init__(default, aliases)
+        self.min = min
+
+    def parse(self, text):
+        if not text.strip():
+            return ()
+        values = tuple(_int(part) if part.strip() else _empty_item(text) for part in text.split(","))
+        if self.min is not None:
+            for value in values:
+                if value < self.min:
+                    raise ValueError(f"{value} is below the minimum {self.min}")
+        return values
+
+
+def _empty_item(text):
+    raise ValueError(f"{text!r} has an empty list item")
+
+
+class Float(Attr):
+    kind = "float"
+
+    def parse(self, text):
+        try:
+            return float(text.strip())
+        except ValueError:
+            raise ValueError(f"{text!r} is not a number") from None
+
+
+class Bool(Attr):
+    kind = "boolean"
+
+    def parse(self, text):
+        value = text.strip().lower()
+        if value in ("true", "1"):
+            return True
+        if value in ("false", "0"):
+            return False
+        raise ValueError(f"{text!r} is not a boolean (true, false, 1 or 0)")
+
+
+class Enum(Attr):
+    """A case-insensitive choice; parsed to the lower-case spelling."""
+
+    kind = "enum"
+
+    def __init__(self, *values, default=REQUIRED, aliases=()):
+        super().__init__(default, aliases)
+        self.values = tuple(values)
+
+    def parse(self, text):
+        value = text.strip().lower()
+        if value not in self.values:
+            raise ValueError(f"{text!r} is not one of {', '.join(self.values)}")
+        return value
+
+
+class Str(Attr):
+    """A case-sensitive choice among `values`, or any string when none are given."""
+
+    kind = "string"
+
+    def __init__(self, *values, default=REQUIRED, aliases=()):
+        super().__init__(default, aliases)
+        self.values = tuple(values)
+
+    def parse(self, text):
+        if self.values and text not in self.values:
+            raise ValueError(f"{text!r} is not one of {', '.join(self.values)} (case-sensitive)")
+        return text
+
+
+class Type(Attr):
+    """An element type name; `allowed` limits it (the spec's range, which OpenVINO may not enforce)."""
+
+    kind = "element type"
+
+    def __init__(self, *allowed, default=REQUIRED, aliases=()):
+        super().__init__(default, aliases)
+        self.allowed = tuple(allowed)
+
+    def parse(self, text) -> ElementType:
+        et = element_type(text)
+        if et is None:
+            raise ValueError(f"{text!r} is not an element type")
+        if self.allowed and et.name not in self.allowed:
+            raise ValueError(f"{text!r} is not one of {', '.join(self.allowed)}")
+        return et

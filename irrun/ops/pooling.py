@@ -1,0 +1,463 @@
+"""Pooling: MaxPool-1/8/14, AdaptiveMaxPool-8, ROIPooling-2.
+
+Kernels loop in Python over kernel offsets (or ROI chunks), never over elements."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..errors import ExecutionError, ShapeError
+from ..ir.types import ELEMENT_TYPES, lowest
+from .attrs import Enum, Float, Int, Ints, Str, Type
+from .registry import Op, TensorInfo, op
+from .shapes import as_index_array, numel, require_rank, shape_str
+
+AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
+
+
+# ---------------------------------------------------------------- window geometry
+
+def pooling_geometry(spatial, kernel, strides, dilations, pads_begin, pads_end, auto_pad, rounding):
+    """Output dims and the pads actually used, per spatial axis. A None dim stays None."""
+    out, begins, ends = [], [], []
+    for axis, dim in enumerate(spatial):
+        k, s, d = kernel[axis], strides[axis], dilations[axis]
+        effective = (k - 1) * d + 1
+        if auto_pad == "valid":
+            pb = pe = 0
+        elif auto_pad in ("same_upper", "same_lower"):
+            if dim is None:
+                out.append(None), begins.append(None), ends.append(None)
+                continue
+            total = max(0, (-(-dim // s) - 1) * s + effective - dim)
+            small, large = total // 2, total - total // 2
+            pb, pe = (small, large) if auto_pad == "same_upper" else (large, small)
+        else:
+            pb, pe = pads_begin[axis], pads_end[axis]
+        begins.append(pb), ends.append(pe)
+        if dim is None:
+            out.append(None)
+            continue
+        padded = dim + pb + pe
+        if effective > padded:
+            raise ShapeError(
+                f"kernel {k} with dilation {d} spans {effective}, more than the padded input {padded} "
+                f"on spatial axis {axis}", rule="shape.kernel")
+        if rounding == "floor":
+            size = (padded - effective) // s + 1
+        else:
+            size = -(-(padded - effective) // s) + 1
+            if rounding == "ceil_torch" and (size - 1) * s >= dim + pb:
+                size -= 1
+        out.append(size)
+    return out, begins, ends
+
+
+def check_pool_attributes(op_, rank):
+    spatial = rank - 2
+    for name in ("kernel", "strides", "pads_begin", "pads_end", "dilations"):
+        values = getattr(op_, name, None)
+        if values is None:
+            continue
+        if op_.auto_pad != "explicit" and name in ("pads_begin", "pads_end") and not values:
+            continue
+        if len(values) != spatial:
+            raise ShapeError(f"attribute '{name}' has {len(values)} values, expected {spatial} "
+                             f"(input rank {rank} minus 2)", rule="attr.length")
+    for name in ("kernel", "strides", "dilations"):
+        values = getattr(op_, name, None) or ()
+        if any(v <= 0 for v in values):
+            raise ShapeError(f"attribute '{name}' has a non-positive value {list(values)}", rule="attr.range")
+
+
+# ---------------------------------------------------------------- MaxPool
+
+@op("MaxPool", 1)
+class MaxPool1(Op):
+    strides = Ints()
+    pads_begin = Ints()
+    pads_end = Ints()
+    kernel = Ints()
+    rounding_type = Enum("floor", "ceil", default="floor")
+    auto_pad = Enum(*AUTO_PADS, default="explicit")
+    with_indices = False
+
+    @property
+    def dilation_values(self):
+        return getattr(self, "dilations", None) or (1,) * len(self.kernel)
+
+    def _pads(self, spatial_rank):
+        pads_begin = self.pads_begin or (0,) * spatial_rank
+        pads_end = self.pads_end or (0,) * spatial_rank
+        return pads_begin, pads_end
+
+    def geometry(self, shape):
+        spatial_rank = len(self.kernel) if shape is None else len(shape) - 2
+        auto_pad = "explicit" if self.auto_pad == "notset" else self.auto_pad
+        spatial = (None,) * spatial_rank if shape is None else shape[2:]
+        return pooling_geometry(spatial, self.kernel, self.strides, self.dilation_values,
+                                *self._pads(spatial_rank), auto_pad, self.rounding_type)
+
+    def infer(self, inputs):
+        (data,) = inputs
+        require_rank(data.shape, (3, 4, 5))
+        rank = len(self.kernel) + 2 if data.shape is None else len(data.shape)
+        check_pool_attributes(self, rank)
+        self.check_axis(rank)
+        out_spatial, _, _ = self.geometry(data.shape)
+        batch = (None, None) if data.shape is None else data.shape[:2]
+        shape = tuple(batch) + tuple(out_spatial)
+        outputs = [TensorInfo(shape, data.type)]
+        if self.with_indices:
+            outputs.append(TensorInfo(shape, self.index_element_type))
+        return outputs
+
+    def check_axis(self, rank):
+        pass
+
+    def run(self, inputs, in_infos, out_infos):
+        (x,) = inputs
+        out_spatial, pads_begin, _ = self.geometry(x.shape)
+        values, indices = max_pool(x, in_infos[0].type, self.kernel, self.strides, self.dilation_values,
+                                   pads_begin, out_spatial, self.with_indices)
+        if not self.with_indices:
+            return [values]
+        axis = self.axis + x.ndim if self.axis < 0 else self.axis
+        modulus = math.prod(x.shape[axis:])
+        indices = np.remainder(indices, modulus) if modulus and axis > 0 else indices
+        return [values, indices.astype(self.index_element_type.storage)]
+
+
+@op("MaxPool", 8)
+class MaxPool8(MaxPool1):
+    dilations = Ints(default=None)
+    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"])
+    axis = Int(default=0)
+    with_indices = True
+
+    def check_axis(self, rank):
+        if not -rank <= self.axis < rank:
+            raise ShapeError(f"axis {self.axis} is out of range [{-rank}, {rank - 1}]", rule="attr.range")
+
+
+@op("MaxPool", 14)
+class MaxPool14(MaxPool8):
+    rounding_type = Enum("floor", "ceil", "ceil_torch", default="floor")
+
+
+def max_pool(x, element_type, kernel, strides, dilations, pads_begin, out_spatial, with_indices):
+    """Values and (when asked) flat indices into the whole input, OpenVINO's way: start from the type's
+    lowest value, take an element only when strictly greater (ties go first, NaN never wins); a window
+    with no winner gives the lowest value and the index of element (n, c, 0, ..., 0)."""
+    batch, channels, spatial = x.shape[0], x.shape[1], x.shape[2:]
+    low = np.array(lowest(element_type), dtype=x.dtype)
+    extent = [max(dim + pb, (o - 1) * s + (k - 1) * d + 1) if o > 0 else dim + pb
+              for dim, pb, o, s, k, d in zip(spatial, pads_begin, out_spatial, strides, kernel, dilations)]
+    if any(pb for pb in pads_begin) or any(e > pb + dim for e, pb, dim in zip(extent, pads_begin, spatial)):
+        padded = np.full((batch, channels, *extent), low, dtype=x.dtype)
+        padded[(slice(None), slice(None), *(slice(pb, pb + dim) for pb, dim in zip(pads_begin, spatial)))] = x
+    else:
+        padded = x
+    out_shape = (batch, channels, *out_spatial)
+    if 0 in out_shape:
+        empty = np.empty(out_shape, dtype=x.dtype)
+        return empty, (np.zeros(out_shape, dtype=np.int64) if with_indices else None)
+    best = np.full(out_shape, low, dtype=x.dtype)
+    winner = np.full(out_shape, -1, dtype=np.int16 if math.prod(kernel) < 32767 else np.int64) if with_indices else None
+    for k, offsets in enumerate(itertools.product(*(range(n) for n in kernel))):
+        window = padded[(slice(None), slice(None), *(
+            slice(off * d, off * d + (o - 1) * s + 1, s) for off, d, o, s in zip(offsets, dilations, out_spatial, strides)))]
+        if winner is None:
+            np.fmax(best, window, out=best)
+            continue
+        better = window > best
+        np.copyto(best, window, where=better)
+        np.copyto(winner, k, where=better)
+    if winner is None:
+        return best, None
+    return best, _flat_indices(winner, spatial, kernel, strides, dilations, pads_begin, out_spatial, channels)
+
+
+def _flat_indices(winner, spatial, kernel, strides, dilations, pads_begin, out_spatial, channels):
+    """Flat input index of each window's winning kernel offset (-1: none, giving (n, c, 0, ..., 0))."""
+    dim_strides = [math.prod(spatial[a + 1:]) for a in range(len(spatial))]
+    offset_of_k = np.array([
+        sum(off * d * st for off, d, st in zip(offsets, dilations, dim_strides))
+        for offsets in itertools.product(*(range(n) for n in kernel))
+    ] + [0], dtype=np.int64)
+    origin = np.zeros(out_spatial, dtype=np.int64)
+    for a, (o, s, pb, st) in enumerate(zip(out_spatial, strides, pads_begin, dim_strides)):
+        shape = [1] * len(out_spatial)
+        shape[a] = o
+        origin = origin + ((np.arange(o, dtype=np.int64) * s - pb) * st).reshape(shape)
+    index = np.where(winner >= 0, origin + offset_of_k[winner], 0)
+    plane = math.prod(spatial)
+    batch_channel = np.arange(winner.shape[0] * channels, dtype=np.int64).reshape(
+        winner.shape[0], channels, *([1] * len(out_spatial))) * plane
+    return index + batch_channel
+
+
+# ---------------------------------------------------------------- AdaptiveMaxPool
+
+def adaptive_windows(size_in, size_out):
+    """Start and end of each adaptive window: floor(i * in / out), ceil((i + 1) * in / out)."""
+    i = np.arange(size_out, dtype=np.int64)
+    return (i * size_in) // size_out, -((-(i + 1) * size_in) // size_out)
+
+
+def output_size_input(info, rank, port=1):
+    require_rank(info.shape, (1,), "output_size", port)
+    if info.type.name not in ("i32", "i64"):
+        raise ShapeError(f"output_size must be i32 or i64, got {info.type}", rule="port.type", port=port)
+    if info.shape is not None and info.shape[0] is not None and rank is not None and info.shape[0] != rank - 2:
+        raise ShapeError(f"output_size has {info.shape[0]} elements, expected {rank - 2} (input rank minus 2)",
+                         rule="port.dims", port=port)
+    if info.value is None:
+        return None
+    sizes = as_index_array(info.value, "output_size", port)
+    if (sizes < 0).any():
+        raise ShapeError(f"output_size {sizes.tolist()} has a negative value", rule="attr.range", port=port)
+    return tuple(int(v) for v in sizes)
+
+
+@op("AdaptiveMaxPool", 8)
+class AdaptiveMaxPool8(Op):
+    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"])
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, size = inputs
+        require_rank(data.shape, (3, 4, 5))
+        rank = data.rank
+        sizes = output_size_input(size, rank)
+        if sizes is None:
+            spatial_rank = size.shape[0] if size.shape and size.shape[0] is not None else None
+            spatial = None if spatial_rank is None else (None,) * spatial_rank
+        else:
+            spatial = sizes
+        if data.shape is None or spatial is None:
+            shape = None if spatial is None else (None, None, *spatial)
+        else:
+            shape = (*data.shape[:2], *spatial)
+        return [TensorInfo(shape, data.type), TensorInfo(shape, self.index_element_type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        out_spatial = out_infos[0].shape[2:]
+        if any(o == 0 for o in out_spatial) or any(d == 0 for d in x.shape[2:]):
+            if any(d == 0 for d in x.shape[2:]) and numel(out_infos[0].shape):
+                raise ExecutionError("adaptive windows over an empty spatial axis", rule="shape.empty")
+            empty = np.zeros(out_infos[0].shape, dtype=x.dtype)
+            return [empty, empty.astype(self.index_element_type.storage)]
+        values, indices = adaptive_max_pool(x, out_spatial)
+        return [values, indices.astype(self.index_element_type.storage)]
+
+
+def adaptive_max_pool(x, out_spatial):
+    """OpenVINO's order: each innermost row's max (std::max_element: first of the maxima, and a NaN at
+    the row's start wins its row), then across rows the first strictly greater, starting from the
+    window's first element (so a NaN there is the result). Indices are spatial only."""
+    spatial = x.shape[2:]
+    gather_axes, lengths = [], []
+    for a, (size_in, size_out) in enumerate(zip(spatial, out_spatial)):
+        start, end = adaptive_windows(size_in, size_out)
+        length = int((end - start).max())
+        # Positions past a window's end repeat its last element: duplicates after the original never win.
+        positions = np.minimum(start[:, None] + np.arange(length), end[:, None] - 1)
+        gather_axes.append(positions)
+        lengths.append(length)
+    n = len(spatial)
+    index_arrays = []
+    for a, positions in enumerate(gather_axes):
+        shape = [1] * (2 * n)
+        shape[a], shape[n + a] = positions.shape
+        index_arrays.append(positions.reshape(shape))
+    windows = x[(slice(None), slice(None), *index_arrays)]  # (N, C, *out, *lengths)
+    rows = windows.reshape(*windows.shape[:2 + n], math.prod(lengths[:-1]), lengths[-1])
+    is_float = x.dtype.kind == "f"
+    clean = np.where(np.isnan(rows), -np.inf, rows) if is_float else rows
+    column = np.argmax(clean, axis=-1)
+    row_values = np.take_along_axis(rows, column[..., None], axis=-1)[..., 0]
+    if is_float:
+        row_starts_nan = np.isnan(rows[..., 0])
+        column = np.where(row_starts_nan, 0, column)
+        row_values = np.where(row_starts_nan, np.nan, row_values)
+        best_row = np.argmax(np.where(np.isnan(row_values), -np.inf, row_values), axis=-1)
+        window_starts_nan = row_starts_nan[..., 0]
+        best_row = np.where(window_starts_nan, 0, best_row)
+    else:
+        best_row = np.argmax(row_values, axis=-1)
+    best_column = np.take_along_axis(column, best_row[..., None], axis=-1)[..., 0]
+    values = np.take_along_axis(row_values, best_row[..., None], axis=-1)[..., 0]
+    # Window-local offsets back to input positions, axis by axis.
+    local = list(np.unravel_index(best_row, lengths[:-1])) + [best_column] if n > 1 else [best_column]
+    flat = np.zeros(values.shape, dtype=np.int64)
+    for a, (positions, offset) in enumerate(zip(gather_axes, local)):
+        shape = [1] * n
+        shape[a] = positions.shape[0]
+        out_index = np.arange(positions.shape[0]).reshape(shape)
+        flat = flat * spatial[a] + positions[out_index, offset]
+    return values.astype(x.dtype, copy=False), flat
+
+
+# ---------------------------------------------------------------- ROIPooling
+
+ROI_GATHER_ELEMENTS = 1 << 24  # gather this many elements at most per chunk of ROIs
+
+
+@op("ROIPooling", 2)
+class ROIPooling2(Op):
+    # OpenVINO reads output_size, then output_roi over it, then pooled_h / pooled_w over its elements.
+    output_size = Ints(default=None)
+    output_roi = Ints(default=None)
+    pooled_h = Int(default=None)
+    pooled_w = Int(default=None)
+    spatial_scale = Float()
+    method = Str("max", "bilinear", default="max")
+    num_inputs = (2, 2)
+
+    def pooled_size(self):
+        size = list(self.output_roi or self.output_size or ())
+        for axis, value in enumerate((self.pooled_h, self.pooled_w)):
+            if value is not None:
+                if len(size) <= axis:
+                    size += [None] * (axis + 1 - len(size))
+                size[axis] = value
+        if len(size) != 2 or None in size:
+            raise ShapeError(f"pooled size {size} must have two values (pooled_h, pooled_w or output_size)",
+                             rule="attr.missing" if not size else "attr.length")
+        if min(size) < 1:
+            raise ShapeError(f"pooled size {size} must be positive", rule="attr.range")
+        return tuple(size)
+
+    def infer(self, inputs):
+        data, rois = inputs
+        require_rank(data.shape, (4,), "feature map", 0)
+        require_rank(rois.shape, (2,), "ROIs", 1)
+        if not data.type.is_float or data.type != rois.type:
+            raise ShapeError(f"feature map and ROIs must share one float type, got {data.type} and {rois.type}",
+                             rule="port.type", port=1)
+        if rois.shape is not None and rois.shape[1] not in (None, 5):
+            raise ShapeError(f"ROIs shape {shape_str(rois.shape)} must be [num_rois, 5]", rule="port.dims", port=1)
+        if self.spatial_scale <= 0:
+            raise ShapeError(f"spatial_scale {self.spatial_scale} must be positive", rule="attr.range")
+        channels = None if data.shape is None else data.shape[1]
+        num_rois = None if rois.shape is None else rois.shape[0]
+        return [TensorInfo((num_rois, channels, *self.pooled_size()), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        features, rois = inputs
+        batch_ids = rois[:, 0].astype(np.float64).astype(np.int64)
+        bad = (batch_ids < 0) | (batch_ids >= features.shape[0])
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise ExecutionError(f"ROI {first} has batch id {rois[first, 0]}, outside [0, {features.shape[0] - 1}]",
+                                 rule="input.roi", port=1)
+        pooled_h, pooled_w = self.pooled_size()
+        if self.method == "bilinear":
+            return [roi_pool_bilinear(features, rois, batch_ids, pooled_h, pooled_w)]
+        return [roi_pool_max(features, rois, batch_ids, pooled_h, pooled_w, self.spatial_scale)]
+
+
+def _bins(start, end_coord, pooled, limit, dtype):
+    """Per ROI and bin: [start, end) along one axis, in the feature map type as OpenVINO computes them."""
+    size = np.maximum(end_coord - start + 1, 1)
+    bin_size = (size.astype(dtype) / dtype.type(pooled)).astype(dtype)
+    p = np.arange(pooled, dtype=dtype)
+    lo = np.floor((p[None, :] * bin_size[:, None]).astype(dtype)).astype(np.int64) + start[:, None]
+    hi = np.ceil(((p + 1)[None, :] * bin_size[:, None]).astype(dtype)).astype(np.int64) + start[:, None]
+    return np.clip(lo, 0, limit), np.clip(hi, 0, limit)
+
+
+def roi_pool_max(features, rois, batch_ids, pooled_h, pooled_w, spatial_scale):
+    """Caffe/DirectML ROI max pooling as OpenVINO's reference does it, NaN order included: the running
+    value is replaced unless the element is smaller, so a NaN is replaced by the next element."""
+    _, channels, height, width = features.shape
+    dtype = features.dtype
+    scaled = rois[:, 1:5].astype(np.float32) * np.float32(spatial_scale)
+    x1, y1, x2, y2 = (np.sign(c) * np.floor(np.abs(c) + np.float32(0.5)) for c in scaled.T)
+    x1, y1, x2, y2 = (c.astype(np.int64) for c in (x1, y1, x2, y2))
+    h_lo, h_hi = _bins(y1, y2, pooled_h, height, dtype)
+    w_lo, w_hi = _bins(x1, x2, pooled_w, width, dtype)
+    out = np.zeros((len(rois), channels, pooled_h, pooled_w), dtype=dtype)
+    if len(rois) == 0 or height == 0 or width == 0:
+        return out
+    len_h = max(int((h_hi - h_lo).max()), 1)
+    len_w = max(int((w_hi - w_lo).max()), 1)
+    per_roi = channels * pooled_h * pooled_w * len_h * len_w
+    chunk = max(1, ROI_GATHER_ELEMENTS // max(per_roi, 1))
+    low = lowest_of(dtype)
+    for first in range(0, len(rois), chunk):
+        part = slice(first, first + chunk)
+        out[part] = _roi_max_chunk(features, batch_ids[part], h_lo[part], h_hi[part], w_lo[part], w_hi[part],
+                                   len_h, len_w, low)
+    return out
+
+
+def lowest_of(dtype):
+    return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _roi_max_chunk(features, batch_ids, h_lo, h_hi, w_lo, w_hi, len_h, len_w, low):
+    height, width = features.shape[2:]
+    rows = np.minimum(h_lo[:, :, None] + np.arange(len_h), np.maximum(h_hi, h_lo + 1)[:, :, None] - 1)
+    cols = np.minimum(w_lo[:, :, None] + np.arange(len_w), np.maximum(w_hi, w_lo + 1)[:, :, None] - 1)
+    rows, cols = np.clip(rows, 0, height - 1), np.clip(cols, 0, width - 1)
+    # (R, PH, PW, Lh, Lw, C) -> (R, C, PH, PW, Lh * Lw)
+    gathered = features[batch_ids[:, None, None, None, None], :,
+                        rows[:, :, None, :, None], cols[:, None, :, None, :]]
+    r, ph, pw = gathered.shape[:3]
+    bins = np.moveaxis(gathered, -1, 1).reshape(r, -1, ph, pw, len_h * len_w)
+    nan = np.isnan(bins)
+    any_nan = nan.any(axis=-1)
+    length = bins.shape[-1]
+    last_nan = length - 1 - np.argmax(nan[..., ::-1], axis=-1)
+    after_last_nan = np.arange(length) > np.where(any_nan, last_nan, -1)[..., None]
+    result = np.where(after_last_nan, bins, -np.inf).max(axis=-1)
+    result = np.where(any_nan, result, np.maximum(result, low))
+    result = np.where(any_nan & (last_nan == length - 1), np.nan, result)
+    empty = (h_hi <= h_lo)[:, None, :, None] | (w_hi <= w_lo)[:, None, None, :]
+    return np.where(empty, 0, result).astype(features.dtype)
+
+
+def roi_pool_bilinear(features, rois, batch_ids, pooled_h, pooled_w):
+    """Bilinear ROI pooling: normalised coordinates, spatial_scale unused, samples outside the map give 0."""
+    _, channels, height, width = features.shape
+    dtype = features.dtype.type
+    x1, y1, x2, y2 = (rois[:, i].astype(features.dtype) for i in range(1, 5))
+    in_y = _bilinear_coords(y1, y2, pooled_h, height, dtype)
+    in_x = _bilinear_coords(x1, x2, pooled_w, width, dtype)
+    valid = ((in_y >= 0) & (in_y <= dtype(height - 1)))[:, :, None] & ((in_x >= 0) & (in_x <= dtype(width - 1)))[:, None, :]
+    safe_y = np.clip(np.where(np.isnan(in_y), 0, in_y), 0, max(height - 1, 0))
+    safe_x = np.clip(np.where(np.isnan(in_x), 0, in_x), 0, max(width - 1, 0))
+    top = np.floor(safe_y).astype(np.int64)
+    bottom = np.minimum(np.ceil(safe_y).astype(np.int64), height - 1)
+    left = np.floor(safe_x).astype(np.int64)
+    right = np.minimum(np.ceil(safe_x).astype(np.int64), width - 1)
+    b = batch_ids[:, None, None]
+
+    def at(ys, xs):  # (R, PH, PW, C)
+        return features[b, :, ys[:, :, None], xs[:, None, :]]
+
+    dx = (safe_x - left.astype(dtype)).astype(dtype)[:, None, :, None]
+    dy = (safe_y - top.astype(dtype)).astype(dtype)[:, :, None, None]
+    top_row = at(top, left) + (at(top, right) - at(top, left)) * dx
+    bottom_row = at(bottom, left) + (at(bottom, right) - at(bottom, left)) * dx
+    value = (top_row + (bottom_row - top_row) * dy).astype(features.dtype)
+    value = np.where(valid[..., None], value, 0).astype(features.dtype)
+    return np.moveaxis(value, -1, 1)
+
+
+def _bilinear_coords(start, end, pooled, size, dtype):
+    """Sample coordinate of each bin along one axis, (R, pooled), in the feature map type."""
+    extent = dtype(size - 1)
+    if pooled == 1:
+        return (0.5 * (start.astype(np.float64) + end.astype(np.float64)).astype(dtype).astype(np.float64)
+                * (size - 1)).astype(dtype)[:, None]
+    scale = ((end - start) * extent / dtype(pooled - 1)).astype(dtype)
+    p = np.arange(pooled, dtype=dtype)
+    coords = (p[None, :] * scale[:, None] + start[:, None] * extent).astype(dtype)
+    coords[:, -1] = extent * end
+    return coords

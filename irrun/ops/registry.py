@@ -1,0 +1,119 @@
+"""The op base class and the registry: (type, spec version) -> the one class that defines that op."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import InvalidAttributeError, ShapeError
+from ..ir.types import ElementType
+from .attrs import REQUIRED, Attr
+
+Shape = tuple  # of int (static) or None (dynamic); a None shape means dynamic rank
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """What is known of a tensor before running: shape, element type, and its value when constant."""
+
+    shape: Shape | None
+    type: ElementType
+    value: np.ndarray | None = None
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    @property
+    def is_static(self) -> bool:
+        return self.shape is not None and all(d is not None for d in self.shape)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What ops may need beyond their attributes: the model file, its weights and the memory budget."""
+
+    file: str | None = None
+    weights: object = None
+    budget: object = None
+
+
+class Op:
+    """One op version. Subclasses declare Attr fields, `infer` and `run`."""
+
+    type: ClassVar[str]
+    version: ClassVar[int]
+    num_inputs: ClassVar[tuple[int, int]] = (1, 1)
+    attributes: ClassVar[dict[str, Attr]] = {}
+    foldable: ClassVar[bool] = True  # may be computed at load when all its inputs are constant
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.attributes = {
+            name: value for klass in reversed(cls.__mro__) for name, value in vars(klass).items()
+            if isinstance(value, Attr)
+        }
+
+    def __init__(self, values: dict, context: Context, layer=None):
+        self.__dict__.update(values)
+        self.context = context
+        self.layer = layer
+
+    @classmethod
+    def bind(cls, layer, context: Context) -> tuple["Op", list[str]]:
+        """Parse the layer's <data> into an op instance; returns it and the unknown attribute names."""
+        values, consumed = {}, set()
+        for name, attr in cls.attributes.items():
+            present = [n for n in attr.xml_names if n in layer.attrs]
+            if not present:
+                if attr.default is REQUIRED:
+                    raise InvalidAttributeError(f"required attribute '{name}' is missing", rule="attr.missing")
+                values[name] = attr.default
+                continue
+            consumed.update(present)
+            text = layer.attrs[present[0]]
+            try:
+                values[name] = attr.parse(text)
+            except ValueError as exc:
+                raise InvalidAttributeError(f"attribute '{present[0]}': {exc}", rule="attr.value") from None
+        unknown = [name for name in layer.attrs if name not in consumed]
+        return cls(values, context, layer), unknown
+
+    def check_inputs(self, count: int) -> None:
+        low, high = self.num_inputs
+        if not low <= count <= high:
+            expected = str(low) if low == high else f"{low} to {high}"
+            raise ShapeError(f"has {count} inputs, expects {expected}", rule="port.count")
+
+    def infer(self, inputs: list[TensorInfo]) -> list[TensorInfo]:
+        raise NotImplementedError
+
+    def run(self, inputs: list[np.ndarray], in_infos: list[TensorInfo], out_infos: list[TensorInfo]) -> list[np.ndarray]:
+        """Compute the outputs; the infos are what inference gave for these inputs (static shapes)."""
+        raise NotImplementedError
+
+
+REGISTRY: dict[tuple[str, int], type[Op]] = {}
+
+
+def op(type_name: str, version: int):
+    """Register a class as the definition of op `type_name`-`version`."""
+
+    def register(cls):
+        key = (type_name, version)
+        if key in REGISTRY:
+            raise RuntimeError(f"{type_name}-{version} is defined twice")
+        cls.type, cls.version = key
+        REGISTRY[key] = cls
+        return cls
+
+    return register
+
+
+def lookup(type_name: str, version: int | None) -> type[Op] | None:
+    return REGISTRY.get((type_name, version))
+
+
+def supported_ops() -> list[tuple[str, int]]:
+    return sorted(REGISTRY)

@@ -1,0 +1,75 @@
+"""Partial shapes as IR files write them, and small helpers for shape inference."""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from ..errors import ShapeError
+
+_INTERVAL = re.compile(r"^(-?\d*)\.\.(-?\d*)$")
+
+
+def parse_dim(text: str) -> tuple[int, int | None]:
+    """A dimension as (lower, upper) bounds, upper None when unbounded: "3", "-1", "?", "2..8", "..5", "4..".
+
+    Raises ValueError."""
+    text = text.strip()
+    if text in ("?", "-1"):
+        return 0, None
+    match = _INTERVAL.match(text)
+    if match:
+        low = int(match.group(1)) if match.group(1) else 0
+        high = int(match.group(2)) if match.group(2) not in ("", "-1") else None
+        if low < 0 or (high is not None and high < low):
+            raise ValueError(f"bad interval dimension {text!r}")
+        return low, high
+    value = int(text)
+    if value < 0:
+        raise ValueError(f"negative dimension {text!r}")
+    return value, value
+
+
+def parse_partial_shape(text: str) -> tuple[tuple[int, int | None], ...] | None:
+    """A Parameter's `shape`: "1,3,?,8", "[2,?]", "2..8", "" (a scalar), "..." (None: any rank)."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].strip()
+    if text == "...":
+        return None
+    if not text:
+        return ()
+    return tuple(parse_dim(part) for part in text.split(","))
+
+
+def static_dims(bounds) -> tuple | None:
+    """Bounds to an inferred shape: a dim is an int when its bounds meet, else None."""
+    if bounds is None:
+        return None
+    return tuple(low if low == high else None for low, high in bounds)
+
+
+def numel(shape) -> int:
+    return math.prod(shape)
+
+
+def shape_str(shape) -> str:
+    if shape is None:
+        return "[...]"
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def require_rank(shape, ranks, what="input", port=0):
+    if shape is not None and len(shape) not in ranks:
+        expected = " or ".join(str(r) for r in ranks)
+        raise ShapeError(f"{what} rank is {len(shape)} ({shape_str(shape)}), expected {expected}",
+                         rule="port.rank", port=port)
+
+
+def as_index_array(value, what, port) -> np.ndarray:
+    """A constant input holding integers (sizes, axes), as int64."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "iu":
+        raise ShapeError(f"{what} must hold integers, got {array.dtype}", rule="port.type", port=port)
+    return array.astype(np.int64)
