@@ -1,3 +1,19 @@
 """Every op irrun implements; importing this package registers them all."""
-from . import conversion, infrastructure, pooling  # noqa: F401
+from . import (  # noqa: F401
+    activation,
+    arithmetic,
+    attention,
+    avg_pooling,
+    conversion,
+    convolution,
+    infrastructure,
+    interpolate,
+    matrix,
+    movement,
+    normalization,
+    pooling,
+    reduction,
+    sequence,
+    shape_ops,
+)
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401
