@@ -1,1 +1,412 @@
-"""(ops of this family are being added)"""
+"""Convolutions: Convolution-1, GroupConvolution-1, ConvolutionBackpropData-1, GroupConvolutionBackpropData-1.
+
+Forward convolution is im2col (one strided copy per kernel offset) followed by one BLAS matmul per chunk;
+depthwise-like groups (one input channel per group) accumulate per kernel offset instead. Transposed
+convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
+Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..errors import ShapeError
+from .attrs import Enum, Ints
+from .registry import Op, TensorInfo, op
+from .shapes import as_index_array, require_rank, shape_str
+
+AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
+CHUNK_BYTES = 1 << 25  # im2col / column buffers are built at most this large per chunk
+
+
+# ---------------------------------------------------------------- attributes and shapes
+
+def _check_type(data, filters):
+    for port, info in enumerate((data, filters)):
+        if info.type.name in ("boolean", "string", "dynamic") or info.type.storage is None:
+            raise ShapeError(f"element type {info.type} is not numeric", rule="port.type", port=port)
+    if data.type != filters.type:
+        raise ShapeError(f"element types for data batch ({data.type}) and filters ({filters.type}) do not match",
+                         rule="port.type", port=1)
+
+
+def _auto_pad(value):
+    return "explicit" if value == "notset" else value
+
+
+class _ConvBase(Op):
+    strides = Ints(default=())
+    pads_begin = Ints(default=())
+    pads_end = Ints(default=())
+    dilations = Ints(default=())
+    auto_pad = Enum(*AUTO_PADS, default="explicit")
+    filter_extra = 0  # filter dims beyond [out, in, *kernel] (1 for grouped filters)
+
+    def num_spatial(self, data, filters):
+        if data.shape is not None:
+            return len(data.shape) - 2
+        if filters.shape is not None:
+            return len(filters.shape) - 2 - self.filter_extra
+        for values in (self.strides, self.dilations, self.pads_begin, self.pads_end):
+            if values:
+                return len(values)
+        return None
+
+    def check_common(self, data, filters, spatial):
+        require_rank(data.shape, (3, 4, 5), "data batch", 0)
+        if data.shape is not None and filters.shape is not None and \
+                len(filters.shape) != len(data.shape) + self.filter_extra:
+            raise ShapeError(f"data batch {shape_str(data.shape)} and filters {shape_str(filters.shape)} ranks do "
+                             f"not match", rule="port.rank", port=1)
+        if filters.shape is not None and data.shape is None:
+            require_rank(filters.shape, tuple(r + self.filter_extra for r in (3, 4, 5)), "filters", 1)
+        _check_type(data, filters)
+        if self.strides is None or len(self.strides) != spatial:
+            raise ShapeError(f"strides {list(self.strides)} should be defined for all and only the {spatial} spatial "
+                             f"dimensions", rule="attr.length")
+        if len(self.dilations) != spatial:
+            raise ShapeError(f"dilations {list(self.dilations)} should be defined for all and only the {spatial} "
+                             f"spatial dimensions", rule="attr.length")
+        pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
+        if len(pb) != spatial or len(pe) != spatial:
+            raise ShapeError(f"pads_begin {list(self.pads_begin)} and pads_end {list(self.pads_end)} should be "
+                             f"defined for all and only the {spatial} spatial dimensions", rule="attr.length")
+        if any(s <= 0 for s in self.strides):
+            raise ShapeError(f"strides {list(self.strides)} must be positive", rule="attr.range")
+        if any(d <= 0 for d in self.dilations):
+            raise ShapeError(f"dilations {list(self.dilations)} must be positive", rule="attr.range")
+        return list(pb), list(pe)
+
+    def kernel_dims(self, filters, spatial):
+        return (None,) * spatial if filters.shape is None else tuple(filters.shape[-spatial:])
+
+
+# ---------------------------------------------------------------- forward convolution
+
+def forward_geometry(spatial_in, kernel, strides, dilations, pads_begin, pads_end, auto_pad):
+    """Output dims and the pads used per spatial axis (None where unknown)."""
+    out, begins, ends = [], [], []
+    for axis, dim in enumerate(spatial_in):
+        k, s, d = kernel[axis], strides[axis], dilations[axis]
+        if auto_pad in ("same_upper", "same_lower"):
+            if dim is None or k is None:
+                pb = pe = 0 if k is None else None
+            else:
+                effective = (k - 1) * d + 1
+                total = max(0, (-(-dim // s) - 1) * s + effective - dim)
+                small, large = total // 2, total - total // 2
+                pb, pe = (small, large) if auto_pad == "same_upper" else (large, small)
+            begins.append(pb), ends.append(pe)
+            out.append(None if dim is None else -(-dim // s))
+            continue
+        pb, pe = (0, 0) if auto_pad == "valid" else (pads_begin[axis], pads_end[axis])
+        begins.append(pb), ends.append(pe)
+        if dim is None or k is None:
+            out.append(None)
+            continue
+        effective = (k - 1) * d + 1
+        padded = dim + pb + pe
+        if effective > padded:
+            raise ShapeError(f"kernel {k} with dilation {d} spans {effective}, more than the padded input {padded} "
+                             f"on spatial axis {axis}", rule="shape.kernel")
+        out.append((padded - effective) // s + 1)
+    return out, begins, ends
+
+
+class _ForwardConv(_ConvBase):
+    num_inputs = (2, 2)
+
+    def channels(self, data, filters):
+        """(output channels, groups); validates the channel match."""
+        raise NotImplementedError
+
+    def infer(self, inputs):
+        data, filters = inputs
+        spatial = self.num_spatial(data, filters)
+        if spatial is None:
+            return [TensorInfo(None, data.type)]
+        pb, pe = self.check_common(data, filters, spatial)
+        out_channels, _ = self.channels(data, filters)
+        spatial_in = (None,) * spatial if data.shape is None else data.shape[2:]
+        out, _, _ = forward_geometry(spatial_in, self.kernel_dims(filters, spatial), self.strides, self.dilations,
+                                     pb, pe, _auto_pad(self.auto_pad))
+        batch = None if data.shape is None else data.shape[0]
+        return [TensorInfo((batch, out_channels, *out), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x, w = inputs
+        spatial = x.ndim - 2
+        _, groups = self.channels(in_infos[0], in_infos[1])
+        pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
+        out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
+                                          _auto_pad(self.auto_pad))
+        w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
+        result = conv_forward(x, w, self.strides, self.dilations, begins, out)
+        return [_to_type(result, out_infos[0].type.storage)]
+
+
+@op("Convolution", 1)
+class Convolution1(_ForwardConv):
+    def channels(self, data, filters):
+        if data.shape is not None and filters.shape is not None and None not in (data.shape[1], filters.shape[1]) \
+                and data.shape[1] != filters.shape[1]:
+            raise ShapeError(f"data batch channel count ({data.shape[1]}) does not match filter input channel count "
+                             f"({filters.shape[1]})", rule="port.dims", port=1)
+        return (None if filters.shape is None else filters.shape[0]), 1
+
+
+@op("GroupConvolution", 1)
+class GroupConvolution1(_ForwardConv):
+    filter_extra = 1
+
+    def channels(self, data, filters):
+        if filters.shape is None:
+            return None, None
+        groups, out_per_group, in_per_group = filters.shape[:3]
+        channels = None if data.shape is None else data.shape[1]
+        if None not in (channels, groups, in_per_group) and channels != groups * in_per_group:
+            raise ShapeError(f"data batch channel count ({channels}) is not groups ({groups}) times the filter input "
+                             f"channel count ({in_per_group})", rule="port.dims", port=1)
+        if groups is not None and channels is not None and in_per_group is None and channels % groups:
+            raise ShapeError(f"data batch channel count ({channels}) is not a multiple of groups ({groups})",
+                             rule="port.dims", port=1)
+        out = None if None in (groups, out_per_group) else groups * out_per_group
+        return out, groups
+
+
+def _compute_dtype(dtype):
+    if dtype.kind == "f":
+        return np.float64 if dtype.itemsize > 4 else np.float32
+    return np.int64
+
+
+def _to_type(result, dtype):
+    if result.dtype == dtype:
+        return result
+    with np.errstate(over="ignore", invalid="ignore"):
+        return result.astype(dtype)
+
+
+def _window(offsets, dilations, strides, out):
+    return tuple(slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, s, n in zip(offsets, dilations, strides, out))
+
+
+def _padded(x, begins, out, kernel, strides, dilations):
+    """x with the spatial padding applied: zeros for positive pads, cropped for negative ones, and just as large
+    as the windows reach."""
+    spatial = x.shape[2:]
+    needed = [(o - 1) * s + (k - 1) * d + 1 if o > 0 else 0
+              for o, s, k, d in zip(out, strides, kernel, dilations)]
+    if all(b == 0 for b in begins) and all(n <= dim for n, dim in zip(needed, spatial)):
+        return x
+    padded = np.zeros((*x.shape[:2], *needed), dtype=x.dtype)
+    src, dst = [], []
+    for b, n, dim in zip(begins, needed, spatial):
+        lo, hi = max(0, -b), min(dim, n - b)
+        if hi <= lo:
+            return padded
+        src.append(slice(lo, hi))
+        dst.append(slice(lo + b, hi + b))
+    padded[(slice(None), slice(None), *dst)] = x[(slice(None), slice(None), *src)]
+    return padded
+
+
+def conv_forward(x, w, strides, dilations, begins, out):
+    """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type."""
+    dtype = _compute_dtype(x.dtype)
+    x = x.astype(dtype, copy=False)
+    w = w.astype(dtype, copy=False)
+    groups, out_per_group, in_per_group = w.shape[:3]
+    kernel = w.shape[3:]
+    n = x.shape[0]
+    positions = math.prod(out)
+    result = np.zeros((n, groups, out_per_group, positions), dtype=dtype)
+    if result.size == 0 or in_per_group == 0 or math.prod(kernel) == 0:
+        return result.reshape(n, groups * out_per_group, *out)
+    padded = _padded(x, begins, out, kernel, strides, dilations)
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    if in_per_group == 1 and out_per_group <= 4:
+        # Depthwise-like: accumulate each kernel offset's contribution; no column buffer.
+        view = result.reshape(n, groups, out_per_group, *out)
+        for j, offs in enumerate(offsets):
+            window = padded[(slice(None), slice(None), *_window(offs, dilations, strides, out))]
+            taps = w[(slice(None), slice(None), 0, *offs)]  # [G, Og]
+            view += taps.reshape(*taps.shape, *([1] * len(out))) * window[:, :, None]
+        return result.reshape(n, groups * out_per_group, *out)
+    ck = in_per_group * len(offsets)
+    weights = w.reshape(groups, out_per_group, in_per_group, len(offsets)).reshape(groups, out_per_group, ck)
+    # Chunk over the batch, then over the first output axis, so the column buffer stays bounded.
+    per_row = ck * groups * (positions // out[0]) * dtype().itemsize
+    rows_per_chunk = max(1, CHUNK_BYTES // max(per_row, 1))
+    batch_per_chunk = max(1, rows_per_chunk // out[0]) if rows_per_chunk >= out[0] else 1
+    rows_per_chunk = min(rows_per_chunk, out[0])
+    view = result.reshape(n, groups, out_per_group, out[0], positions // out[0])
+    for b0 in range(0, n, batch_per_chunk):
+        bs = slice(b0, b0 + batch_per_chunk)
+        nb = len(range(n)[bs])
+        for r0 in range(0, out[0], rows_per_chunk):
+            rows = min(rows_per_chunk, out[0] - r0)
+            chunk_out = (rows, *out[1:])
+            cols = np.empty((nb, groups, in_per_group, len(offsets), *chunk_out), dtype=dtype)
+            for j, offs in enumerate(offsets):
+                first = offs[0] * dilations[0] + r0 * strides[0]
+                window = (slice(first, first + (rows - 1) * strides[0] + 1, strides[0]),
+                          *_window(offs[1:], dilations[1:], strides[1:], out[1:]))
+                cols[:, :, :, j] = padded[(bs, slice(None), *window)].reshape(nb, groups, in_per_group, *chunk_out)
+            cols = cols.reshape(nb, groups, ck, -1)
+            view[bs, :, :, r0:r0 + rows] = np.matmul(weights, cols).reshape(nb, groups, out_per_group, rows, -1)
+    return result.reshape(n, groups * out_per_group, *out)
+
+
+# ---------------------------------------------------------------- transposed convolution
+
+class _BackpropConv(_ConvBase):
+    output_padding = Ints(default=())
+    num_inputs = (2, 3)
+
+    def channels(self, data, filters):
+        raise NotImplementedError
+
+    def output_shape_input(self, info, spatial):
+        require_rank(info.shape, (1,), "output_shape", 2)
+        if info.type.is_float or not info.type.is_integer:
+            raise ShapeError(f"output_shape must hold integers, got {info.type}", rule="port.type", port=2)
+        if info.shape is not None and info.shape[0] is not None and spatial is not None and info.shape[0] != spatial:
+            raise ShapeError(f"output_shape has {info.shape[0]} elements, expected one per spatial dimension "
+                             f"({spatial})", rule="port.dims", port=2)
+        if info.value is None:
+            return None
+        values = as_index_array(info.value, "output_shape", 2).reshape(-1)
+        if (values < 0).any():
+            raise ShapeError(f"output_shape {values.tolist()} has a negative value", rule="attr.range", port=2)
+        return tuple(int(v) for v in values)
+
+    def geometry(self, data_spatial, kernel, output_shape, spatial):
+        """Output spatial dims and the pads (crop at the begin) actually used."""
+        pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
+        op_ = self.output_padding or (0,) * spatial
+        auto = _auto_pad(self.auto_pad)
+        out, begins = [], []
+        for axis in range(spatial):
+            dim, k, s, d = data_spatial[axis], kernel[axis], self.strides[axis], self.dilations[axis]
+            known = dim is not None and k is not None
+            full = (dim - 1) * s + (k - 1) * d + 1 if known else None
+            if output_shape is not None:
+                target = output_shape[axis]
+                if auto in ("same_upper", "same_lower"):
+                    if known:
+                        total = max(full - target + op_[axis], 0)
+                        small = total // 2
+                        begins.append(total - small if auto == "same_upper" else small)
+                    else:
+                        begins.append(0)
+                else:
+                    begins.append(0 if auto == "valid" else pb[axis])
+                out.append(target)
+                continue
+            b, e = (pb[axis], pe[axis]) if auto == "explicit" else (0, 0)
+            begins.append(b)
+            out.append(None if full is None else full + op_[axis] - b - e)
+        return out, begins
+
+    def infer(self, inputs):
+        data, filters = inputs[:2]
+        output_shape, spatial_from_input = None, None
+        if len(inputs) == 3:
+            spatial_hint = self.num_spatial(data, filters)
+            output_shape = self.output_shape_input(inputs[2], spatial_hint)
+            if inputs[2].shape is not None:
+                spatial_from_input = inputs[2].shape[0]
+        spatial = self.num_spatial(data, filters)
+        if spatial is None:
+            spatial = spatial_from_input
+        if spatial is None:
+            return [TensorInfo(None, data.type)]
+        self.check_common(data, filters, spatial)
+        if self.output_padding and len(self.output_padding) != spatial:
+            raise ShapeError(f"output_padding {list(self.output_padding)} should be defined for all and only the "
+                             f"{spatial} spatial dimensions", rule="attr.length")
+        out_channels, _ = self.channels(data, filters)
+        batch = None if data.shape is None else data.shape[0]
+        if len(inputs) == 3 and output_shape is None:
+            return [TensorInfo((batch, out_channels, *(None,) * spatial), data.type)]
+        data_spatial = (None,) * spatial if data.shape is None else data.shape[2:]
+        out, _ = self.geometry(data_spatial, self.kernel_dims(filters, spatial), output_shape, spatial)
+        if any(o is not None and o < 0 for o in out):
+            raise ShapeError(f"output spatial shape {out} is negative", rule="shape.infer")
+        return [TensorInfo((batch, out_channels, *out), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x, w = inputs[:2]
+        spatial = x.ndim - 2
+        _, groups = self.channels(in_infos[0], in_infos[1])
+        output_shape = None if len(inputs) < 3 else tuple(int(v) for v in np.asarray(inputs[2]).reshape(-1))
+        out, begins = self.geometry(x.shape[2:], w.shape[-spatial:], output_shape, spatial)
+        w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
+        result = conv_transposed(x, w, self.strides, self.dilations, begins, out)
+        return [_to_type(result, out_infos[0].type.storage)]
+
+
+@op("ConvolutionBackpropData", 1)
+class ConvolutionBackpropData1(_BackpropConv):
+    def channels(self, data, filters):
+        if data.shape is not None and filters.shape is not None and None not in (data.shape[1], filters.shape[0]) \
+                and data.shape[1] != filters.shape[0]:
+            raise ShapeError(f"data batch channel count ({data.shape[1]}) does not match filter input channel count "
+                             f"({filters.shape[0]})", rule="port.dims", port=1)
+        return (None if filters.shape is None else filters.shape[1]), 1
+
+
+@op("GroupConvolutionBackpropData", 1)
+class GroupConvolutionBackpropData1(_BackpropConv):
+    filter_extra = 1
+
+    def channels(self, data, filters):
+        if filters.shape is None:
+            return None, None
+        groups, in_per_group, out_per_group = filters.shape[:3]
+        channels = None if data.shape is None else data.shape[1]
+        if None not in (channels, groups, in_per_group) and channels != groups * in_per_group:
+            raise ShapeError(f"data batch channel count ({channels}) is not groups ({groups}) times the filter input "
+                             f"channel count ({in_per_group})", rule="port.dims", port=1)
+        out = None if None in (groups, out_per_group) else groups * out_per_group
+        return out, groups
+
+
+def conv_transposed(x, w, strides, dilations, begins, out):
+    """x [N, G*Cg, *D], w [G, Cg, Og, *K] -> [N, G*Og, *out]: output position o gathers input i and kernel
+    offset k where i * stride + k * dilation == o + begin."""
+    dtype = _compute_dtype(x.dtype)
+    x = x.astype(dtype, copy=False)
+    w = w.astype(dtype, copy=False)
+    groups, in_per_group, out_per_group = w.shape[:3]
+    kernel = w.shape[3:]
+    n, spatial_in = x.shape[0], x.shape[2:]
+    kprod = math.prod(kernel)
+    result_shape = (n, groups * out_per_group, *out)
+    if math.prod(result_shape) == 0:
+        return np.zeros(result_shape, dtype=dtype)
+    # The buffer spans every position a contribution can reach and every output position.
+    lo = [min(0, b) for b in begins]
+    hi = [max((d_in - 1) * s + (k - 1) * d + 1 if d_in and k else 0, b + o)
+          for d_in, s, k, d, b, o in zip(spatial_in, strides, kernel, dilations, begins, out)]
+    buffer = np.zeros((n, groups, out_per_group, *(h - l for h, l in zip(hi, lo))), dtype=dtype)
+    if x.size and kprod and in_per_group:
+        # weights as [G, Og*K, Cg] so each group's columns are one matmul: [Og*K, Cg] @ [Cg, P]
+        weights = np.moveaxis(w.reshape(groups, in_per_group, out_per_group * kprod), 1, 2)
+        positions = math.prod(spatial_in)
+        per_item = groups * out_per_group * kprod * positions * dtype().itemsize
+        batch_per_chunk = max(1, CHUNK_BYTES // max(per_item, 1))
+        offsets = list(itertools.product(*(range(k) for k in kernel)))
+        for b0 in range(0, n, batch_per_chunk):
+            bs = slice(b0, b0 + batch_per_chunk)
+            xs = x[bs].reshape(-1, groups, in_per_group, positions)
+            cols = np.matmul(weights, xs).reshape(len(xs), groups, out_per_group, kprod, *spatial_in)
+            target = buffer[bs]
+            for j, offs in enumerate(offsets):
+                window = tuple(slice(o * d - l, o * d - l + (dim - 1) * s + 1, s)
+                               for o, d, l, dim, s in zip(offs, dilations, lo, spatial_in, strides))
+                target[(slice(None), slice(None), slice(None), *window)] += cols[:, :, :, j]
+    crop = tuple(slice(b - l, b - l + o) for b, l, o in zip(begins, lo, out))
+    return buffer[(slice(None), slice(None), slice(None), *crop)].reshape(result_shape)

@@ -1,1 +1,691 @@
-"""(ops of this family are being added)"""
+"""Data movement: Transpose-1, Concat-1, Split-1, VariadicSplit-1, Gather-1/7/8, GatherElements-6,
+ScatterUpdate-3, Slice-8, StridedSlice-1, Pad-1/12, DepthToSpace-1, SpaceToDepth-1."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ExecutionError, ShapeError
+from .attrs import Enum, Int, Ints
+from .registry import Op, TensorInfo, op
+from .shape_ops import int_values, merge_dim, normalize_axis, one_dim_length, require_max_rank, scalar_axis
+from .shapes import require_rank, shape_str
+
+
+# ---------------------------------------------------------------- Transpose
+
+@op("Transpose", 1)
+class Transpose1(Op):
+    num_inputs = (2, 2)
+
+    def order(self, data, order_info):
+        require_rank(order_info.shape, (1,), "order", 1)
+        values = int_values(order_info, "order", 1)
+        if data.shape is None or values is None:
+            return None
+        rank = len(data.shape)
+        order = values.reshape(-1).tolist()
+        if not order:
+            return list(range(rank))[::-1]
+        if sorted(order) != list(range(rank)):
+            raise ShapeError(f"order {order} is not a permutation of the input rank {rank}", rule="attr.value",
+                             port=1)
+        return order
+
+    def infer(self, inputs):
+        data, order_info = inputs
+        order = self.order(data, order_info)
+        if order is None:
+            n = one_dim_length(order_info)
+            if data.shape is not None:
+                if n not in (None, 0, len(data.shape)):
+                    raise ShapeError(f"order has {n} values, the input has rank {len(data.shape)}",
+                                     rule="port.dims", port=1)
+                return [TensorInfo((None,) * len(data.shape), data.type)]
+            return [TensorInfo(None if not n else (None,) * n, data.type)]
+        return [TensorInfo(tuple(data.shape[a] for a in order), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        order = np.asarray(inputs[1]).astype(np.int64).reshape(-1).tolist() or list(range(x.ndim))[::-1]
+        return [np.ascontiguousarray(np.transpose(x, order))]
+
+
+# ---------------------------------------------------------------- Concat
+
+@op("Concat", 1)
+class Concat1(Op):
+    axis = Int()
+    num_inputs = (1, 1 << 30)
+
+    def infer(self, inputs):
+        et = inputs[0].type
+        for port, info in enumerate(inputs):
+            if info.type != et:
+                raise ShapeError(f"input types differ: {et} and {info.type}", rule="port.type", port=port)
+        ranks = {info.rank for info in inputs if info.rank is not None}
+        if len(ranks) > 1:
+            raise ShapeError(f"inputs have different ranks {sorted(ranks)}", rule="port.rank")
+        if not ranks:
+            return [TensorInfo(None, et)]
+        rank = ranks.pop()
+        if rank == 0:
+            raise ShapeError("cannot concatenate scalars", rule="port.rank")
+        axis = normalize_axis(self.axis, rank)
+        out = [None] * rank
+        total = 0
+        for port, info in enumerate(inputs):
+            if info.shape is None:
+                total = None
+                continue
+            for i, d in enumerate(info.shape):
+                if i == axis:
+                    total = None if total is None or d is None else total + d
+                    continue
+                merged = merge_dim(out[i], d)
+                if merged is False:
+                    raise ShapeError(f"input {port} shape {shape_str(info.shape)} differs from the others "
+                                     f"outside axis {axis}", rule="port.dims", port=port)
+                out[i] = merged
+        out[axis] = total
+        return [TensorInfo(tuple(out), et)]
+
+    def run(self, inputs, in_infos, out_infos):
+        axis = normalize_axis(self.axis, inputs[0].ndim)
+        return [np.concatenate(inputs, axis=axis).astype(out_infos[0].type.storage, copy=False)]
+
+
+# ---------------------------------------------------------------- Split / VariadicSplit
+
+@op("Split", 1)
+class Split1(Op):
+    num_splits = Int()
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, axis_info = inputs
+        if self.num_splits <= 0:
+            raise ShapeError(f"num_splits {self.num_splits} must be positive", rule="attr.range")
+        axis = scalar_axis(axis_info, data.rank, 1)
+        if data.shape is None:
+            return [TensorInfo(None, data.type)] * self.num_splits
+        if axis is None:
+            return [TensorInfo((None,) * len(data.shape), data.type)] * self.num_splits
+        shape = list(data.shape)
+        if shape[axis] is not None:
+            if shape[axis] % self.num_splits:
+                raise ShapeError(f"dimension {shape[axis]} at axis {axis} is not divisible by num_splits "
+                                 f"{self.num_splits}", rule="shape.split")
+            shape[axis] //= self.num_splits
+        return [TensorInfo(tuple(shape), data.type)] * self.num_splits
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        axis = normalize_axis(int(np.asarray(inputs[1]).reshape(-1)[0]), x.ndim)
+        return [np.ascontiguousarray(p) for p in np.split(x, self.num_splits, axis=axis)]
+
+
+@op("VariadicSplit", 1)
+class VariadicSplit1(Op):
+    num_inputs = (3, 3)
+
+    def infer(self, inputs):
+        data, axis_info, lengths_info = inputs
+        require_rank(lengths_info.shape, (1,), "split_lengths", 2)
+        axis = scalar_axis(axis_info, data.rank, 1)
+        lengths = int_values(lengths_info, "split_lengths", 2)
+        if lengths is None:
+            n = one_dim_length(lengths_info)
+            if n is None:
+                raise ShapeError("split_lengths has an unknown number of values", rule="port.dims", port=2)
+            rank = data.rank
+            return [TensorInfo(None if rank is None else (None,) * rank, data.type)] * n
+        lengths = lengths.reshape(-1).tolist()
+        if lengths.count(-1) > 1:
+            raise ShapeError(f"split_lengths {lengths} has more than one -1", rule="attr.value", port=2)
+        if any(v < -1 for v in lengths):
+            raise ShapeError(f"split_lengths {lengths} has a value below -1", rule="attr.range", port=2)
+        if data.shape is None or axis is None:
+            rank = data.rank
+            return [TensorInfo(None if rank is None else (None,) * rank, data.type)] * len(lengths)
+        dim = data.shape[axis]
+        known = sum(v for v in lengths if v != -1)
+        if dim is not None:
+            if -1 in lengths:
+                if known > dim:
+                    raise ShapeError(f"split_lengths {lengths} sum to more than dimension {dim}",
+                                     rule="shape.split", port=2)
+            elif known != dim:
+                raise ShapeError(f"split_lengths {lengths} sum to {known}, not dimension {dim} at axis {axis}",
+                                 rule="shape.split", port=2)
+        outputs = []
+        for v in lengths:
+            shape = list(data.shape)
+            shape[axis] = (None if dim is None else dim - known) if v == -1 else v
+            outputs.append(TensorInfo(tuple(shape), data.type))
+        return outputs
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        axis = normalize_axis(int(np.asarray(inputs[1]).reshape(-1)[0]), x.ndim)
+        sizes = [info.shape[axis] for info in out_infos]
+        bounds = np.cumsum([0] + sizes)
+        index = [slice(None)] * x.ndim
+        outs = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            index[axis] = slice(int(lo), int(hi))
+            outs.append(np.ascontiguousarray(x[tuple(index)]))
+        return outs
+
+
+# ---------------------------------------------------------------- Gather
+
+def gather_kernel(data, indices, axis, batch_dims):
+    """OpenVINO's Gather: negative indices count from the end, indices still out of range give 0."""
+    batch = data.shape[:batch_dims]
+    b = math.prod(batch)
+    o = math.prod(data.shape[batch_dims:axis])
+    a = data.shape[axis]
+    n = math.prod(data.shape[axis + 1:])
+    idx_shape = indices.shape[batch_dims:]
+    i = math.prod(idx_shape)
+    out_shape = data.shape[:axis] + idx_shape + data.shape[axis + 1:]
+    if math.prod(out_shape) == 0:
+        return np.zeros(out_shape, dtype=data.dtype)
+    idx = indices.reshape(b, i).astype(np.int64)
+    idx = np.where(idx < 0, idx + a, idx)
+    valid = (idx >= 0) & (idx < a)
+    safe = np.where(valid, idx, 0)
+    if a == 0:
+        return np.zeros(out_shape, dtype=data.dtype)
+    d = data.reshape(b, o, a, n)
+    out = d[np.arange(b)[:, None, None], np.arange(o)[None, :, None], safe[:, None, :]]
+    if not valid.all():
+        out = np.where(valid[:, None, :, None], out, np.zeros((), dtype=data.dtype))
+    return out.reshape(out_shape)
+
+
+@op("Gather", 1)
+class Gather1(Op):
+    num_inputs = (3, 3)
+
+    def get_batch_dims(self, indices_rank):
+        return 0
+
+    def geometry(self, data, indices, axis_info):
+        if not indices.type.is_integer:
+            raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=1)
+        require_max_rank(axis_info, 1, "axis", 2)
+        axis = scalar_axis(axis_info, data.rank, 2)
+        batch_dims = self.get_batch_dims(indices.rank)
+        if batch_dims is not None and indices.rank is not None:
+            if not 0 <= batch_dims <= indices.rank:
+                raise ShapeError(f"batch_dims {batch_dims} is out of range [{-indices.rank}, {indices.rank}]",
+                                 rule="attr.range")
+        if batch_dims is not None and data.rank is not None and batch_dims > data.rank:
+            raise ShapeError(f"batch_dims {batch_dims} exceeds the data rank {data.rank}", rule="attr.range")
+        if axis is not None and batch_dims is not None and batch_dims > axis:
+            raise ShapeError(f"batch_dims {batch_dims} must not exceed axis {axis}", rule="attr.range")
+        return axis, batch_dims
+
+    def infer(self, inputs):
+        data, indices, axis_info = inputs
+        axis, batch_dims = self.geometry(data, indices, axis_info)
+        if data.shape is None or indices.shape is None or batch_dims is None:
+            return [TensorInfo(None, data.type)]
+        batch = []
+        for i in range(batch_dims):
+            merged = merge_dim(data.shape[i], indices.shape[i])
+            if merged is False:
+                raise ShapeError(f"batch dims of data {shape_str(data.shape)} and indices "
+                                 f"{shape_str(indices.shape)} differ", rule="port.dims", port=1)
+            batch.append(merged)
+        if axis is None:
+            rank = len(data.shape) + len(indices.shape) - 1 - batch_dims
+            return [TensorInfo((None,) * rank, data.type)]
+        shape = tuple(batch) + data.shape[batch_dims:axis] + indices.shape[batch_dims:] + data.shape[axis + 1:]
+        return [TensorInfo(shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        data, indices, _ = inputs
+        axis, batch_dims = self.geometry(*in_infos)
+        return [gather_kernel(data, indices, axis, batch_dims)]
+
+
+@op("Gather", 7)
+class Gather7(Gather1):
+    batch_dims = Int(default=0)
+
+    def get_batch_dims(self, indices_rank):
+        if self.batch_dims >= 0:
+            return self.batch_dims
+        if indices_rank is None:
+            return None
+        if self.batch_dims < -indices_rank:
+            raise ShapeError(f"batch_dims {self.batch_dims} is out of range for indices rank {indices_rank}",
+                             rule="attr.range")
+        return self.batch_dims + indices_rank
+
+
+@op("Gather", 8)
+class Gather8(Gather7):
+    pass
+
+
+# ---------------------------------------------------------------- GatherElements
+
+@op("GatherElements", 6)
+class GatherElements6(Op):
+    axis = Int()
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, indices = inputs
+        if indices.type.name not in ("i32", "i64"):
+            raise ShapeError(f"indices must be i32 or i64, got {indices.type}", rule="port.type", port=1)
+        rank = data.rank if data.rank is not None else indices.rank
+        if rank is None:
+            return [TensorInfo(None, data.type)]
+        if data.rank is not None and indices.rank is not None and data.rank != indices.rank:
+            raise ShapeError(f"data rank {data.rank} and indices rank {indices.rank} differ", rule="port.rank",
+                             port=1)
+        if rank == 0:
+            raise ShapeError("data must not be a scalar", rule="port.rank")
+        axis = normalize_axis(self.axis, rank)
+        if indices.shape is None:
+            out = [None] * rank
+        else:
+            out = list(indices.shape)
+        if data.shape is not None:
+            for i in range(rank):
+                if i == axis:
+                    continue
+                merged = merge_dim(data.shape[i], out[i])
+                if merged is False:
+                    raise ShapeError(f"data {shape_str(data.shape)} and indices {shape_str(indices.shape)} "
+                                     f"differ outside axis {axis}", rule="port.dims", port=1)
+                out[i] = merged
+        return [TensorInfo(tuple(out), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        data, indices = inputs
+        axis = normalize_axis(self.axis, data.ndim)
+        size = data.shape[axis]
+        idx = indices.astype(np.int64)
+        idx = np.where(idx < 0, idx + size, idx)
+        if idx.size and ((idx < 0) | (idx >= size)).any():
+            bad = indices.reshape(-1)[np.argmax(((idx < 0) | (idx >= size)).reshape(-1))]
+            raise ExecutionError(f"index {bad} is out of range for axis {axis} of size {size}",
+                                 rule="input.index", port=1)
+        return [np.take_along_axis(data, idx, axis=axis)]
+
+
+# ---------------------------------------------------------------- ScatterUpdate
+
+@op("ScatterUpdate", 3)
+class ScatterUpdate3(Op):
+    num_inputs = (4, 4)
+
+    def infer(self, inputs):
+        data, indices, updates, axis_info = inputs
+        if not indices.type.is_integer:
+            raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=1)
+        if updates.type != data.type:
+            raise ShapeError(f"updates type {updates.type} differs from data type {data.type}", rule="port.type",
+                             port=2)
+        axis = scalar_axis(axis_info, data.rank, 3)
+        if axis is not None and data.shape is not None and indices.shape is not None and updates.shape is not None:
+            expected = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
+            if len(expected) != len(updates.shape) or any(
+                    merge_dim(a, b) is False for a, b in zip(expected, updates.shape)):
+                raise ShapeError(f"updates shape {shape_str(updates.shape)} must be {shape_str(expected)}",
+                                 rule="port.dims", port=2)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        data, indices, updates, axis_value = inputs
+        axis = normalize_axis(int(np.asarray(axis_value).reshape(-1)[0]), data.ndim)
+        size = data.shape[axis]
+        idx = indices.astype(np.int64).reshape(-1)
+        idx = np.where(idx < 0, idx + size, idx)
+        if ((idx < 0) | (idx >= size)).any():
+            raise ExecutionError(f"an index is out of range for axis {axis} of size {size}", rule="input.index",
+                                 port=1)
+        out = np.array(data, copy=True)
+        moved = np.moveaxis(out, axis, 0)
+        upd = np.moveaxis(updates.reshape(data.shape[:axis] + (idx.size,) + data.shape[axis + 1:]), axis, 0)
+        moved[idx] = upd
+        return [out]
+
+
+# ---------------------------------------------------------------- Slice
+
+def slice_length(dim, start, stop, step):
+    if dim is None:
+        return None
+    return len(range(*slice(start, stop, step).indices(dim)))
+
+
+@op("Slice", 8)
+class Slice8(Op):
+    num_inputs = (4, 5)
+
+    def plan(self, inputs):
+        data = inputs[0]
+        vals = []
+        for port, what in ((1, "start"), (2, "stop"), (3, "step")):
+            require_rank(inputs[port].shape, (1,), what, port)
+            vals.append(int_values(inputs[port], what, port))
+        if len(inputs) == 5:
+            require_rank(inputs[4].shape, (1,), "axes", 4)
+            axes = int_values(inputs[4], "axes", 4)
+        else:
+            axes = None
+        lengths = {one_dim_length(inputs[p]) for p in range(1, len(inputs))} - {None}
+        if len(lengths) > 1:
+            raise ShapeError(f"start, stop, step and axes have different lengths {sorted(lengths)}",
+                             rule="port.dims")
+        if vals[2] is not None and (vals[2] == 0).any():
+            raise ShapeError("step must not be zero", rule="attr.range", port=3)
+        if data.shape is None or any(v is None for v in vals) or (len(inputs) == 5 and axes is None):
+            return None
+        start, stop, step = (v.reshape(-1).tolist() for v in vals)
+        rank = len(data.shape)
+        if axes is None:
+            axes = list(range(len(start)))
+            if len(start) > rank:
+                raise ShapeError(f"{len(start)} slices for input rank {rank}", rule="port.dims", port=1)
+        else:
+            axes = [normalize_axis(int(a), rank, "axes", 4) for a in axes.reshape(-1).tolist()]
+            if len(set(axes)) != len(axes):
+                raise ShapeError(f"axes {axes} repeat a value", rule="attr.value", port=4)
+        index = [slice(None)] * rank
+        for a, b, e, s in zip(axes, start, stop, step):
+            index[a] = slice(b, e, s)
+        return index
+
+    def infer(self, inputs):
+        data = inputs[0]
+        index = self.plan(inputs)
+        if index is None:
+            return [TensorInfo(None if data.shape is None else (None,) * len(data.shape), data.type)]
+        shape = tuple(d if sl == slice(None) else slice_length(d, sl.start, sl.stop, sl.step)
+                      for d, sl in zip(data.shape, index))
+        return [TensorInfo(shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        index = self.plan(in_infos)
+        return [np.ascontiguousarray(inputs[0][tuple(_clamped(sl, d) for sl, d in zip(index, inputs[0].shape))])]
+
+
+def _clamped(sl, dim):
+    """A slice numpy accepts (bounded ints) with the same meaning."""
+    if sl == slice(None):
+        return sl
+    start, stop, step = sl.indices(dim)
+    if step < 0 and stop < 0:
+        stop = None
+    return slice(start, stop, step)
+
+
+# ---------------------------------------------------------------- StridedSlice
+
+def _mask(values, n):
+    values = list(values)
+    return [bool(v) for v in values[:n]] + [False] * max(0, n - len(values))
+
+
+@op("StridedSlice", 1)
+class StridedSlice1(Op):
+    begin_mask = Ints()
+    end_mask = Ints()
+    new_axis_mask = Ints(default=())
+    shrink_axis_mask = Ints(default=())
+    ellipsis_mask = Ints(default=())
+    num_inputs = (3, 4)
+
+    def plan(self, inputs):
+        """The slicing as a list of items over the input axes: ('new',), ('index', axis, i),
+        ('slice', axis, start, stop, step); None when not known."""
+        data = inputs[0]
+        vals = []
+        for port, what in ((1, "begin"), (2, "end"), (3, "strides")):
+            if port < len(inputs):
+                require_rank(inputs[port].shape, (1,), what, port)
+                vals.append(int_values(inputs[port], what, port))
+        lengths = {one_dim_length(inputs[p]) for p in range(1, len(inputs))} - {None}
+        if len(lengths) > 1:
+            raise ShapeError(f"begin, end and strides have different lengths {sorted(lengths)}", rule="port.dims")
+        if len(vals) == 3 and vals[2] is not None and (vals[2] == 0).any():
+            raise ShapeError("strides must not be zero", rule="attr.range", port=3)
+        if data.shape is None or any(v is None for v in vals):
+            return None
+        begin, end = vals[0].reshape(-1).tolist(), vals[1].reshape(-1).tolist()
+        n = len(begin)
+        strides = vals[2].reshape(-1).tolist() if len(vals) == 3 else [1] * n
+        bm, em = _mask(self.begin_mask, n), _mask(self.end_mask, n)
+        nm, sm, elm = (_mask(m, n) for m in (self.new_axis_mask, self.shrink_axis_mask, self.ellipsis_mask))
+        rank = len(data.shape)
+        ellipsis_at = elm.index(True) if any(elm) else None
+        consumed = sum(1 for i in range(n) if not nm[i] and i != ellipsis_at)
+        items, axis = [], 0
+        for i in range(n):
+            if i == ellipsis_at:
+                for _ in range(max(0, rank - consumed)):
+                    items.append(("slice", axis, None, None, 1))
+                    axis += 1
+            elif nm[i]:
+                items.append(("new",))
+            elif axis >= rank:
+                raise ShapeError(f"slice spec {i} indexes past the input rank {rank}", rule="port.dims", port=1)
+            elif sm[i]:
+                items.append(("index", axis, begin[i]))
+                axis += 1
+            else:
+                items.append(("slice", axis, None if bm[i] else begin[i], None if em[i] else end[i], strides[i]))
+                axis += 1
+        while axis < rank:
+            items.append(("slice", axis, None, None, 1))
+            axis += 1
+        return items
+
+    def infer(self, inputs):
+        data = inputs[0]
+        items = self.plan(inputs)
+        if items is None:
+            return [TensorInfo(None, data.type)]
+        shape = []
+        for item in items:
+            if item[0] == "new":
+                shape.append(1)
+            elif item[0] == "slice":
+                shape.append(slice_length(data.shape[item[1]], *item[2:]))
+            else:
+                dim = data.shape[item[1]]
+                if dim is not None and not -dim <= item[2] < dim:
+                    raise ShapeError(f"shrink index {item[2]} is out of range for dimension {dim}",
+                                     rule="attr.range", port=1)
+        return [TensorInfo(tuple(shape), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        index = []
+        for item in self.plan(in_infos):
+            if item[0] == "new":
+                index.append(None)
+            elif item[0] == "index":
+                index.append(item[2])
+            else:
+                index.append(_clamped(slice(*item[2:]), x.shape[item[1]]))
+        return [np.ascontiguousarray(x[tuple(index)])]
+
+
+# ---------------------------------------------------------------- Pad
+
+def pad_source(n, size, begin, mode):
+    """For each output position along one axis: the source index (clipped into range) and whether it is real."""
+    pos = np.arange(size, dtype=np.int64) - begin
+    valid = (pos >= 0) & (pos < n)
+    if mode == "constant" or n == 0:
+        return np.clip(pos, 0, max(n - 1, 0)), valid
+    if mode == "edge":
+        return np.clip(pos, 0, n - 1), valid | True
+    if mode == "reflect":
+        period = 2 * (n - 1) if n > 1 else 1
+        p = np.mod(pos, period)
+        return (np.where(p >= n, period - p, p) if n > 1 else np.zeros_like(pos)), valid | True
+    period = 2 * n  # symmetric
+    p = np.mod(pos, period)
+    return np.where(p >= n, period - 1 - p, p), valid | True
+
+
+@op("Pad", 1)
+class Pad1(Op):
+    pad_mode = Enum("constant", "edge", "reflect", "symmetric", default="constant")
+    num_inputs = (3, 4)
+    allow_negative = False
+
+    def pads(self, inputs):
+        data = inputs[0]
+        out = []
+        for port, what in ((1, "pads_begin"), (2, "pads_end")):
+            require_rank(inputs[port].shape, (1,), what, port)
+            n = one_dim_length(inputs[port])
+            if n is not None and data.rank is not None and n != data.rank:
+                raise ShapeError(f"{what} has {n} values, the input has rank {data.rank}", rule="port.dims",
+                                 port=port)
+            values = int_values(inputs[port], what, port)
+            if values is not None:
+                values = values.reshape(-1).tolist()
+                if not self.allow_negative and any(v < 0 for v in values):
+                    raise ShapeError(f"{what} {values} has a negative value", rule="attr.range", port=port)
+            out.append(values)
+        if len(inputs) == 4:
+            require_rank(inputs[3].shape, (0,), "pad_value", 3)
+            if inputs[3].type != data.type:
+                raise ShapeError(f"pad_value type {inputs[3].type} differs from data type {data.type}",
+                                 rule="port.type", port=3)
+        return out
+
+    def infer(self, inputs):
+        data = inputs[0]
+        begin, end = self.pads(inputs)
+        if data.shape is None:
+            return [TensorInfo(None, data.type)]
+        if begin is None or end is None:
+            return [TensorInfo((None,) * len(data.shape), data.type)]
+        shape = []
+        for axis, (d, b, e) in enumerate(zip(data.shape, begin, end)):
+            if d is None:
+                shape.append(None)
+                continue
+            size = d + b + e
+            if size < 0:
+                raise ShapeError(f"pads {b} and {e} make axis {axis} of size {d} negative", rule="attr.range")
+            if self.pad_mode in ("reflect", "symmetric"):
+                limit = d - 1 if self.pad_mode == "reflect" else d
+                if b > limit or e > limit:
+                    raise ShapeError(f"{self.pad_mode} pads {b}, {e} exceed {limit} on axis {axis} of size {d}",
+                                     rule="attr.range")
+            if self.pad_mode == "edge" and d == 0 and (b > 0 or e > 0):
+                raise ShapeError(f"edge padding of an empty axis {axis}", rule="attr.range")
+            shape.append(size)
+        return [TensorInfo(tuple(shape), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        begin, _ = self.pads(in_infos)
+        out_shape = out_infos[0].shape
+        sources = [pad_source(n, size, b, self.pad_mode) for n, size, b in zip(x.shape, out_shape, begin)]
+        if self.pad_mode == "constant" or 0 in x.shape:
+            value = np.asarray(inputs[3]).reshape(()) if len(inputs) == 4 else 0
+            out = np.full(out_shape, value, dtype=x.dtype)
+            dst, src = [], []
+            for (idx, valid), n, b in zip(sources, x.shape, begin):
+                where = np.flatnonzero(valid)
+                if where.size == 0:
+                    return [out]
+                dst.append(slice(int(where[0]), int(where[-1]) + 1))
+                src.append(slice(int(idx[where[0]]), int(idx[where[-1]]) + 1))
+            out[tuple(dst)] = x[tuple(src)]
+            return [out]
+        return [x[np.ix_(*(idx for idx, _ in sources))] if x.ndim else x.copy()]
+
+
+@op("Pad", 12)
+class Pad12(Pad1):
+    allow_negative = True
+
+
+# ---------------------------------------------------------------- DepthToSpace / SpaceToDepth
+
+@op("DepthToSpace", 1)
+class DepthToSpace1(Op):
+    mode = Enum("blocks_first", "depth_first")
+    block_size = Int(default=1)
+
+    def infer(self, inputs):
+        (data,) = inputs
+        if self.block_size <= 0:
+            raise ShapeError(f"block_size {self.block_size} must be positive", rule="attr.range")
+        if data.shape is None:
+            return [TensorInfo(None, data.type)]
+        if len(data.shape) < 3:
+            raise ShapeError(f"input rank {len(data.shape)} is below 3", rule="port.rank")
+        k = len(data.shape) - 2
+        div = self.block_size ** k
+        c = data.shape[1]
+        if c is not None and c % div:
+            raise ShapeError(f"channels {c} are not divisible by block_size^{k} = {div}", rule="port.dims")
+        out = (data.shape[0], None if c is None else c // div,
+               *(None if d is None else d * self.block_size for d in data.shape[2:]))
+        return [TensorInfo(out, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        n, c, *spatial = x.shape
+        k, bs = len(spatial), self.block_size
+        cc = c // bs ** k
+        if self.mode == "blocks_first":
+            y = x.reshape(n, *([bs] * k), cc, *spatial)
+            order = [0, k + 1] + [a for i in range(k) for a in (k + 2 + i, 1 + i)]
+        else:
+            y = x.reshape(n, cc, *([bs] * k), *spatial)
+            order = [0, 1] + [a for i in range(k) for a in (k + 2 + i, 2 + i)]
+        return [np.ascontiguousarray(y.transpose(order)).reshape(out_infos[0].shape)]
+
+
+@op("SpaceToDepth", 1)
+class SpaceToDepth1(Op):
+    mode = Enum("blocks_first", "depth_first")
+    block_size = Int(default=1)
+
+    def infer(self, inputs):
+        (data,) = inputs
+        if self.block_size <= 0:
+            raise ShapeError(f"block_size {self.block_size} must be positive", rule="attr.range")
+        if data.shape is None:
+            return [TensorInfo(None, data.type)]
+        if len(data.shape) < 3:
+            raise ShapeError(f"input rank {len(data.shape)} is below 3", rule="port.rank")
+        k = len(data.shape) - 2
+        bs = self.block_size
+        for d in data.shape[2:]:
+            if d is not None and d % bs:
+                raise ShapeError(f"spatial dims {shape_str(data.shape[2:])} are not divisible by block_size {bs}",
+                                 rule="port.dims")
+        c = data.shape[1]
+        out = (data.shape[0], None if c is None else c * bs ** k,
+               *(None if d is None else d // bs for d in data.shape[2:]))
+        return [TensorInfo(out, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        n, c, *spatial = x.shape
+        k, bs = len(spatial), self.block_size
+        y = x.reshape(n, c, *[v for d in spatial for v in (d // bs, bs)])
+        blocks = [3 + 2 * i for i in range(k)]
+        positions = [2 + 2 * i for i in range(k)]
+        order = [0] + blocks + [1] + positions if self.mode == "blocks_first" else [0, 1] + blocks + positions
+        return [np.ascontiguousarray(y.transpose(order)).reshape(out_infos[0].shape)]

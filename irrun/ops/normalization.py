@@ -1,1 +1,206 @@
-"""(ops of this family are being added)"""
+"""Normalisation: MVN-2, MVN-6, NormalizeL2-1, BatchNormInference-1/5, LRN-1.
+
+Floats narrower than f32 compute in f32 and round once at the end."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeError
+from .attrs import Bool, Enum, Float, Int, Ints
+from .reduction import axes_input, normalize_axes
+from .registry import Op, TensorInfo, op
+from .shapes import shape_str
+
+
+def _require_float(info, port=0):
+    if not info.type.is_float or info.type.storage is None:
+        raise ShapeError(f"element type must be a float type, got {info.type}", rule="port.type", port=port)
+
+
+def _work(x):
+    return x.astype(np.float32) if x.dtype.itemsize < 4 else x
+
+
+def mvn(x, axes, normalize_variance, eps, inside_sqrt):
+    work = _work(x)
+    centred = work - np.mean(work, axis=axes, keepdims=True, dtype=work.dtype)
+    if normalize_variance:
+        variance = np.mean(centred * centred, axis=axes, keepdims=True, dtype=work.dtype)
+        eps = work.dtype.type(eps)
+        divisor = np.sqrt(variance + eps) if inside_sqrt else np.sqrt(variance) + eps
+        centred = centred / divisor
+    return centred.astype(x.dtype, copy=False)
+
+
+@op("MVN", 2)
+class MVN2(Op):
+    across_channels = Bool(default=False)
+    normalize_variance = Bool(default=True)
+    eps = Float()
+    reduction_axes = Ints(default=None)
+
+    def axes(self, rank):
+        if self.reduction_axes:
+            return normalize_axes(self.reduction_axes, rank, port=None)
+        return tuple(range(1 if self.across_channels else 2, rank))
+
+    def infer(self, inputs):
+        (data,) = inputs
+        _require_float(data)
+        if data.shape is not None:
+            if self.reduction_axes is None and len(data.shape) < 2:
+                raise ShapeError(f"input rank {len(data.shape)} must be at least 2", rule="port.rank", port=0)
+            self.axes(len(data.shape))
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        (x,) = inputs
+        return [mvn(x, self.axes(x.ndim), self.normalize_variance, self.eps, True)]
+
+
+@op("MVN", 6)
+class MVN6(Op):
+    normalize_variance = Bool()
+    eps = Float()
+    eps_mode = Enum("inside_sqrt", "outside_sqrt")
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, axes = inputs
+        _require_float(data)
+        values = axes_input(axes, data.rank)
+        if values is not None and axes.value is not None and len(values) != np.asarray(axes.value).size:
+            raise ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value", port=1)
+        if data.rank is not None and axes.shape is not None and axes.shape and axes.shape[0] is not None \
+                and axes.shape[0] > data.rank:
+            raise ShapeError(f"{axes.shape[0]} axes given for rank {data.rank}", rule="port.dims", port=1)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x, axes = inputs
+        axes = normalize_axes(np.asarray(axes).reshape(-1), x.ndim)
+        return [mvn(x, axes, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt")]
+
+
+@op("NormalizeL2", 1)
+class NormalizeL21(Op):
+    eps = Float()
+    eps_mode = Enum("add", "max")
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, axes = inputs
+        _require_float(data)
+        axes_input(axes, data.rank)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x, axes = inputs
+        axes = normalize_axes(np.asarray(axes).reshape(-1), x.ndim)
+        if not axes:
+            return [np.where(x == 0, 0, 1).astype(x.dtype)]
+        work = _work(x)
+        total = np.sum(work * work, axis=axes, keepdims=True, dtype=work.dtype)
+        eps = work.dtype.type(self.eps)
+        total = total + eps if self.eps_mode == "add" else np.maximum(total, eps)
+        return [(work / np.sqrt(total)).astype(x.dtype, copy=False)]
+
+
+class _BatchNorm(Op):
+    epsilon = Float()
+    num_inputs = (5, 5)
+    data_port = 0
+    param_ports = (1, 2, 3, 4)  # gamma, beta, mean, variance
+
+    def infer(self, inputs):
+        data = inputs[self.data_port]
+        _require_float(data, self.data_port)
+        for port in range(5):
+            if inputs[port].type != data.type:
+                raise ShapeError(f"element types {data.type} and {inputs[port].type} do not match", rule="port.type",
+                                 port=port)
+        if self.epsilon < 0:
+            raise ShapeError(f"epsilon {self.epsilon} must be greater than or equal to zero", rule="attr.range")
+        if data.shape is not None and len(data.shape) < 2:
+            raise ShapeError(f"data rank {len(data.shape)} must be at least 2", rule="port.rank", port=self.data_port)
+        channels = None if data.shape is None else data.shape[1]
+        for port in self.param_ports:
+            shape = inputs[port].shape
+            if shape is None:
+                continue
+            if len(shape) != 1:
+                raise ShapeError(f"shape {shape_str(shape)} must be 1-D", rule="port.rank", port=port)
+            if shape[0] is not None:
+                if channels is not None and shape[0] != channels:
+                    raise ShapeError(f"{shape[0]} elements do not match the {channels} channels of the data",
+                                     rule="port.dims", port=port)
+                channels = shape[0]
+        shape = data.shape
+        if shape is not None and shape[1] is None and channels is not None:
+            shape = (shape[0], channels, *shape[2:])
+        return [TensorInfo(shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[self.data_port]
+        gamma, beta, mean, variance = (_work(inputs[p]) for p in self.param_ports)
+        work = _work(x)
+        scale = gamma / np.sqrt(variance + work.dtype.type(self.epsilon))
+        shape = (-1,) + (1,) * (x.ndim - 2)
+        result = (work - mean.reshape(shape)) * scale.reshape(shape) + beta.reshape(shape)
+        return [result.astype(x.dtype, copy=False)]
+
+
+@op("BatchNormInference", 1)
+class BatchNormInference1(_BatchNorm):
+    data_port = 2
+    param_ports = (0, 1, 3, 4)
+
+
+@op("BatchNormInference", 5)
+class BatchNormInference5(_BatchNorm):
+    pass
+
+
+@op("LRN", 1)
+class LRN1(Op):
+    alpha = Float()
+    beta = Float()
+    bias = Float()
+    size = Int()
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, axes = inputs
+        _require_float(data)
+        if axes.shape is not None and len(axes.shape) != 1:
+            raise ShapeError(f"axes input must be 1-D, got {shape_str(axes.shape)}", rule="port.rank", port=1)
+        if data.rank is not None and axes.shape is not None and axes.shape[0] is not None \
+                and axes.shape[0] > data.rank:
+            raise ShapeError(f"{axes.shape[0]} axes given for rank {data.rank}", rule="port.dims", port=1)
+        axes_input(axes, data.rank)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x, axes = inputs
+        axes = normalize_axes(np.asarray(axes).reshape(-1), x.ndim)
+        work = _work(x)
+        dtype = work.dtype.type
+        half = (self.size - 1) // 2
+        total = (work * work).astype(np.float64)
+        for axis in axes:
+            total = _window_sum(total, axis, half)
+        scale = dtype(self.alpha) / dtype(float(self.size) ** len(axes))
+        base = dtype(self.bias) + scale * total.astype(work.dtype)
+        return [(work / np.power(base, dtype(self.beta))).astype(x.dtype, copy=False)]
+
+
+def _window_sum(values, axis, half):
+    """Sum over [i - half, i + half] along `axis`, clipped to the array."""
+    n = values.shape[axis]
+    if n == 0:
+        return values
+    prefix = np.concatenate([np.zeros_like(np.take(values, [0], axis=axis)), np.cumsum(values, axis=axis)], axis=axis)
+    i = np.arange(n)
+    upper = np.minimum(n, i + half + 1)
+    lower = np.maximum(0, i - half)
+    return np.take(prefix, upper, axis=axis) - np.take(prefix, lower, axis=axis)

@@ -147,12 +147,18 @@ class MaxPool14(MaxPool8):
     rounding_type = Enum("floor", "ceil", "ceil_torch", default="floor")
 
 
+def window_floor(element_type):
+    """The value a max starts from. OpenVINO's reference computes f16 and bf16 in f32, whose lowest
+    value becomes -inf when converted back; other types start from their own lowest value."""
+    return -np.inf if element_type.name in ("f16", "bf16") else lowest(element_type)
+
+
 def max_pool(x, element_type, kernel, strides, dilations, pads_begin, out_spatial, with_indices):
     """Values and (when asked) flat indices into the whole input, OpenVINO's way: start from the type's
     lowest value, take an element only when strictly greater (ties go first, NaN never wins); a window
     with no winner gives the lowest value and the index of element (n, c, 0, ..., 0)."""
     batch, channels, spatial = x.shape[0], x.shape[1], x.shape[2:]
-    low = np.array(lowest(element_type), dtype=x.dtype)
+    low = np.array(window_floor(element_type), dtype=x.dtype)
     extent = [max(dim + pb, (o - 1) * s + (k - 1) * d + 1) if o > 0 else dim + pb
               for dim, pb, o, s, k, d in zip(spatial, pads_begin, out_spatial, strides, kernel, dilations)]
     if any(pb for pb in pads_begin) or any(e > pb + dim for e, pb, dim in zip(extent, pads_begin, spatial)):
@@ -165,19 +171,24 @@ def max_pool(x, element_type, kernel, strides, dilations, pads_begin, out_spatia
         empty = np.empty(out_shape, dtype=x.dtype)
         return empty, (np.zeros(out_shape, dtype=np.int64) if with_indices else None)
     best = np.full(out_shape, low, dtype=x.dtype)
-    winner = np.full(out_shape, -1, dtype=np.int16 if math.prod(kernel) < 32767 else np.int64) if with_indices else None
+    winner = np.full(out_shape, -1, dtype=np.int16 if math.prod(kernel) < 32767 else np.int64)
+    better = np.empty(out_shape, dtype=bool)
+    step = np.empty_like(winner)
+    running_max = np.maximum if x.dtype.kind in "iub" else np.fmax
     for k, offsets in enumerate(itertools.product(*(range(n) for n in kernel))):
         window = padded[(slice(None), slice(None), *(
             slice(off * d, off * d + (o - 1) * s + 1, s) for off, d, o, s in zip(offsets, dilations, out_spatial, strides)))]
-        if winner is None:
-            np.fmax(best, window, out=best)
-            continue
-        better = window > best
-        np.copyto(best, window, where=better)
-        np.copyto(winner, k, where=better)
-    if winner is None:
-        return best, None
-    return best, _flat_indices(winner, spatial, kernel, strides, dilations, pads_begin, out_spatial, channels)
+        np.greater(window, best, out=better)
+        # winner = k where better, by arithmetic: much faster than a masked copy
+        np.subtract(winner.dtype.type(k), winner, out=step)
+        np.multiply(step, better, out=step)
+        np.add(winner, step, out=winner)
+        # best never holds NaN (it starts at the lowest value), so fmax keeps it when the element is NaN
+        running_max(best, window, out=best)
+    indices = _flat_indices(winner, spatial, kernel, strides, dilations, pads_begin, out_spatial, channels)
+    # Read the winners back from the input: exact, down to the sign of a zero that tied with another.
+    values = np.where(winner >= 0, x.reshape(-1)[np.where(winner >= 0, indices, 0)], low)
+    return values, (indices if with_indices else None)
 
 
 def _flat_indices(winner, spatial, kernel, strides, dilations, pads_begin, out_spatial, channels):
@@ -256,50 +267,65 @@ class AdaptiveMaxPool8(Op):
 
 
 def adaptive_max_pool(x, out_spatial):
-    """OpenVINO's order: each innermost row's max (std::max_element: first of the maxima, and a NaN at
-    the row's start wins its row), then across rows the first strictly greater, starting from the
-    window's first element (so a NaN there is the result). Indices are spatial only."""
+    """Values and spatial flat indices. Without NaN this is the first maximum of each window in
+    row-major order; with NaN, OpenVINO's order matters (see _nan_aware_window_max)."""
     spatial = x.shape[2:]
-    gather_axes, lengths = [], []
-    for a, (size_in, size_out) in enumerate(zip(spatial, out_spatial)):
+    n = len(spatial)
+    positions, lengths = [], []
+    for size_in, size_out in zip(spatial, out_spatial):
         start, end = adaptive_windows(size_in, size_out)
         length = int((end - start).max())
         # Positions past a window's end repeat its last element: duplicates after the original never win.
-        positions = np.minimum(start[:, None] + np.arange(length), end[:, None] - 1)
-        gather_axes.append(positions)
+        positions.append(np.minimum(start[:, None] + np.arange(length), end[:, None] - 1))
         lengths.append(length)
-    n = len(spatial)
-    index_arrays = []
-    for a, positions in enumerate(gather_axes):
-        shape = [1] * (2 * n)
-        shape[a], shape[n + a] = positions.shape
-        index_arrays.append(positions.reshape(shape))
-    windows = x[(slice(None), slice(None), *index_arrays)]  # (N, C, *out, *lengths)
-    rows = windows.reshape(*windows.shape[:2 + n], math.prod(lengths[:-1]), lengths[-1])
-    is_float = x.dtype.kind == "f"
-    clean = np.where(np.isnan(rows), -np.inf, rows) if is_float else rows
-    column = np.argmax(clean, axis=-1)
-    row_values = np.take_along_axis(rows, column[..., None], axis=-1)[..., 0]
-    if is_float:
-        row_starts_nan = np.isnan(rows[..., 0])
-        column = np.where(row_starts_nan, 0, column)
-        row_values = np.where(row_starts_nan, np.nan, row_values)
-        best_row = np.argmax(np.where(np.isnan(row_values), -np.inf, row_values), axis=-1)
-        window_starts_nan = row_starts_nan[..., 0]
-        best_row = np.where(window_starts_nan, 0, best_row)
+    windows = _adaptive_windows_view(x, positions, lengths, out_spatial)  # (N, C, *out, *lengths)
+    if x.dtype.kind == "f" and np.isnan(x).any():
+        local, values = _nan_aware_window_max(windows, n, lengths)
     else:
-        best_row = np.argmax(row_values, axis=-1)
+        flat_windows = windows.reshape(*windows.shape[:2 + n], -1)
+        arg = np.argmax(flat_windows, axis=-1)
+        values = np.take_along_axis(flat_windows, arg[..., None], axis=-1)[..., 0]
+        local = np.unravel_index(arg, lengths)
+    flat = np.zeros(values.shape, dtype=np.int64)
+    for a, (pos, offset) in enumerate(zip(positions, local)):
+        shape = [1] * n
+        shape[a] = pos.shape[0]
+        flat = flat * spatial[a] + pos[np.arange(pos.shape[0]).reshape(shape), offset]
+    return values.astype(x.dtype, copy=False), flat
+
+
+def _adaptive_windows_view(x, positions, lengths, out_spatial):
+    n = len(out_spatial)
+    batch = x.shape[:2]
+    if all(size % out == 0 for size, out in zip(x.shape[2:], out_spatial)):
+        # Windows tile each axis exactly: a reshape instead of a gather.
+        split = x.reshape(*batch, *(d for pair in zip(out_spatial, lengths) for d in pair))
+        order = [0, 1, *range(2, 2 + 2 * n, 2), *range(3, 3 + 2 * n, 2)]
+        return split.transpose(order)
+    index_arrays = []
+    for a, pos in enumerate(positions):
+        shape = [1] * (2 * n)
+        shape[a], shape[n + a] = pos.shape
+        index_arrays.append(pos.reshape(shape))
+    return x[(slice(None), slice(None), *index_arrays)]
+
+
+def _nan_aware_window_max(windows, n, lengths):
+    """OpenVINO's order: each innermost row's std::max_element (first of the maxima; a NaN at the row's
+    start wins its row), then across rows the first strictly greater, starting from the window's first
+    element (so a NaN there is the result)."""
+    rows = windows.reshape(*windows.shape[:2 + n], math.prod(lengths[:-1]), lengths[-1])
+    column = np.argmax(np.where(np.isnan(rows), -np.inf, rows), axis=-1)
+    row_values = np.take_along_axis(rows, column[..., None], axis=-1)[..., 0]
+    row_starts_nan = np.isnan(rows[..., 0])
+    column = np.where(row_starts_nan, 0, column)
+    row_values = np.where(row_starts_nan, np.nan, row_values)
+    best_row = np.argmax(np.where(np.isnan(row_values), -np.inf, row_values), axis=-1)
+    best_row = np.where(row_starts_nan[..., 0], 0, best_row)
     best_column = np.take_along_axis(column, best_row[..., None], axis=-1)[..., 0]
     values = np.take_along_axis(row_values, best_row[..., None], axis=-1)[..., 0]
-    # Window-local offsets back to input positions, axis by axis.
     local = list(np.unravel_index(best_row, lengths[:-1])) + [best_column] if n > 1 else [best_column]
-    flat = np.zeros(values.shape, dtype=np.int64)
-    for a, (positions, offset) in enumerate(zip(gather_axes, local)):
-        shape = [1] * n
-        shape[a] = positions.shape[0]
-        out_index = np.arange(positions.shape[0]).reshape(shape)
-        flat = flat * spatial[a] + positions[out_index, offset]
-    return values.astype(x.dtype, copy=False), flat
+    return local, values
 
 
 # ---------------------------------------------------------------- ROIPooling
@@ -356,9 +382,14 @@ class ROIPooling2(Op):
             raise ExecutionError(f"ROI {first} has batch id {rois[first, 0]}, outside [0, {features.shape[0] - 1}]",
                                  rule="input.roi", port=1)
         pooled_h, pooled_w = self.pooled_size()
+        # OpenVINO computes f16 ROI pooling in f32 and rounds the result once.
+        wide = features.astype(np.float32) if features.dtype == np.float16 else features
+        wide_rois = rois.astype(wide.dtype)
         if self.method == "bilinear":
-            return [roi_pool_bilinear(features, rois, batch_ids, pooled_h, pooled_w)]
-        return [roi_pool_max(features, rois, batch_ids, pooled_h, pooled_w, self.spatial_scale)]
+            out = roi_pool_bilinear(wide, wide_rois, batch_ids, pooled_h, pooled_w)
+        else:
+            out = roi_pool_max(wide, wide_rois, batch_ids, pooled_h, pooled_w, self.spatial_scale)
+        return [out.astype(features.dtype, copy=False)]
 
 
 def _bins(start, end_coord, pooled, limit, dtype):
@@ -415,7 +446,12 @@ def _roi_max_chunk(features, batch_ids, h_lo, h_hi, w_lo, w_hi, len_h, len_w, lo
     length = bins.shape[-1]
     last_nan = length - 1 - np.argmax(nan[..., ::-1], axis=-1)
     after_last_nan = np.arange(length) > np.where(any_nan, last_nan, -1)[..., None]
-    result = np.where(after_last_nan, bins, -np.inf).max(axis=-1)
+    considered = np.where(after_last_nan, bins, -np.inf)
+    result = considered.max(axis=-1)
+    # On a tie the later element replaces the running value: read back the last maximum, so that
+    # the sign of a zero is the one OpenVINO keeps.
+    last_max = length - 1 - np.argmax((considered == result[..., None])[..., ::-1], axis=-1)
+    result = np.take_along_axis(bins, last_max[..., None], axis=-1)[..., 0]
     result = np.where(any_nan, result, np.maximum(result, low))
     result = np.where(any_nan & (last_nan == length - 1), np.nan, result)
     empty = (h_hi <= h_lo)[:, None, :, None] | (w_hi <= w_lo)[:, None, None, :]

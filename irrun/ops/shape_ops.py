@@ -1,1 +1,552 @@
-"""(ops of this family are being added)"""
+"""Shape ops: ShapeOf-1/3, Reshape-1, Squeeze-1/15, Unsqueeze-1, Range-1/4, Broadcast-1/3, Tile-1, ConvertLike-1.
+
+Shape inference reads constant inputs (TensorInfo.value) when known and gives dynamic dims otherwise."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ShapeError
+from ..ir.types import ELEMENT_TYPES
+from .attrs import Bool, Enum, Int, Type
+from .conversion import convert_array
+from .registry import Op, TensorInfo, op
+from .shapes import shape_str
+
+I64 = ELEMENT_TYPES["i64"]
+
+
+# ---------------------------------------------------------------- helpers shared with movement.py
+
+def int_values(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
+    """A constant integer input as an int64 array (None when not known); refuses non-integer types."""
+    if not info.type.is_integer:
+        raise ShapeError(f"{what} must be an integer tensor, got {info.type}", rule="port.type", port=port)
+    if info.value is None:
+        return None
+    return np.asarray(info.value).astype(np.int64)
+
+
+def require_max_rank(info: TensorInfo, rank: int, what: str, port: int) -> None:
+    if info.shape is not None and len(info.shape) > rank:
+        raise ShapeError(f"{what} must have rank {rank} or less, got {shape_str(info.shape)}",
+                         rule="port.rank", port=port)
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis", port=None) -> int:
+    if not -rank <= axis < rank:
+        raise ShapeError(f"{what} {axis} is out of range [{-rank}, {rank - 1}]", rule="attr.range", port=port)
+    return axis + rank if axis < 0 else axis
+
+
+def scalar_axis(info: TensorInfo, rank, port: int, what="axis") -> int | None:
+    """An axis given as a one-element constant input, normalized (None when not known)."""
+    if info.shape is not None and math.prod(d for d in info.shape if d is not None) > 1:
+        raise ShapeError(f"{what} must hold one value, got shape {shape_str(info.shape)}", rule="port.dims", port=port)
+    values = int_values(info, what, port)
+    if values is None or rank is None:
+        return None
+    if values.size != 1:
+        raise ShapeError(f"{what} must hold one value, got {values.size}", rule="port.dims", port=port)
+    return normalize_axis(int(values.reshape(-1)[0]), rank, what, port)
+
+
+def one_dim_length(info: TensorInfo) -> int | None:
+    """Number of elements of a 1-D (or scalar) input from its shape, None when unknown."""
+    if info.shape is None:
+        return None
+    if len(info.shape) == 0:
+        return 1
+    return info.shape[0] if len(info.shape) == 1 else None
+
+
+def merge_dim(a, b):
+    """Two dims that must agree: the known one, or an error marker (False) when both known and differ."""
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    return False
+
+
+# ---------------------------------------------------------------- ShapeOf
+
+@op("ShapeOf", 1)
+class ShapeOf1(Op):
+    num_inputs = (1, 1)
+
+    @property
+    def out_type(self):
+        return I64
+
+    def infer(self, inputs):
+        (data,) = inputs
+        out_type = self.out_type
+        if data.shape is None:
+            return [TensorInfo((None,), out_type)]
+        value = None
+        if data.is_static:
+            value = np.array(data.shape, dtype=np.int64).astype(out_type.storage)
+        return [TensorInfo((len(data.shape),), out_type, value)]
+
+    def run(self, inputs, in_infos, out_infos):
+        return [np.array(inputs[0].shape, dtype=np.int64).astype(self.out_type.storage)]
+
+
+@op("ShapeOf", 3)
+class ShapeOf3(ShapeOf1):
+    output_type = Type("i32", "i64", default=I64)
+
+    @property
+    def out_type(self):
+        return self.output_type
+
+
+# ---------------------------------------------------------------- Reshape
+
+@op("Reshape", 1)
+class Reshape1(Op):
+    special_zero = Bool()
+    num_inputs = (2, 2)
+
+    def target(self, data, pattern_info):
+        require_max_rank(pattern_info, 1, "target shape", 1)
+        pattern = int_values(pattern_info, "target shape", 1)
+        if pattern is None:
+            n = one_dim_length(pattern_info)
+            return None if n is None else (None,) * n
+        pattern = pattern.reshape(-1)
+        rank = data.rank
+        out, minus_one = [], None
+        for i, v in enumerate(pattern.tolist()):
+            if v == -1:
+                if minus_one is not None:
+                    raise ShapeError("more than one dimension of the target shape is -1", rule="attr.value", port=1)
+                minus_one = i
+                out.append(None)
+            elif v < -1:
+                raise ShapeError(f"target shape value {v} at {i} is below -1", rule="attr.range", port=1)
+            elif v == 0 and self.special_zero:
+                if rank is None:
+                    out.append(None)
+                elif i >= rank:
+                    raise ShapeError(f"special zero at {i} copies a dimension the input of rank {rank} lacks",
+                                     rule="attr.range", port=1)
+                else:
+                    out.append(data.shape[i])
+            else:
+                out.append(v)
+        in_known = data.is_static
+        in_count = math.prod(data.shape) if in_known else None
+        if minus_one is not None:
+            rest = [d for j, d in enumerate(out) if j != minus_one]
+            if in_known and None not in rest:
+                known = math.prod(rest)
+                if known == 0:
+                    if in_count != 0:
+                        raise ShapeError(f"cannot infer the -1 dimension: input {shape_str(data.shape)} has "
+                                         f"{in_count} elements, the other target dims multiply to 0",
+                                         rule="shape.reshape", port=1)
+                    out[minus_one] = 0
+                else:
+                    if in_count % known:
+                        raise ShapeError(f"input {shape_str(data.shape)} ({in_count} elements) cannot be reshaped "
+                                         f"to {pattern.tolist()}", rule="shape.reshape", port=1)
+                    out[minus_one] = in_count // known
+        elif in_known and None not in out and math.prod(out) != in_count:
+            raise ShapeError(f"input {shape_str(data.shape)} ({in_count} elements) cannot be reshaped to "
+                             f"{shape_str(tuple(out))} ({math.prod(out)} elements)", rule="shape.reshape", port=1)
+        return tuple(out)
+
+    def infer(self, inputs):
+        data, pattern = inputs
+        return [TensorInfo(self.target(data, pattern), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        return [inputs[0].reshape(out_infos[0].shape)]
+
+
+# ---------------------------------------------------------------- Squeeze / Unsqueeze
+
+@op("Squeeze", 1)
+class Squeeze1(Op):
+    num_inputs = (1, 2)
+    skip_dynamic = False  # Squeeze-15 allow_axis_skip
+
+    def infer(self, inputs):
+        data = inputs[0]
+        shape = data.shape
+        axes = None
+        if len(inputs) == 2:
+            axes_info = inputs[1]
+            require_max_rank(axes_info, 1, "axes", 1)
+            values = int_values(axes_info, "axes", 1)
+            if shape is None:
+                return [TensorInfo(None, data.type)]
+            if values is None:
+                if one_dim_length(axes_info) == 1 and len(shape) > 0:
+                    squeezable = any(d is None or d == 1 for d in shape)
+                    return [TensorInfo((None,) * (len(shape) - 1) if squeezable else shape, data.type)]
+                return [TensorInfo(None, data.type)]
+            axes = {normalize_axis(int(a), len(shape), "axes", 1) for a in values.reshape(-1).tolist()} \
+                if len(shape) else set(self._scalar_axes(values))
+        if shape is None:
+            return [TensorInfo(None, data.type)]
+        if not axes:
+            if any(d is None for d in shape):
+                return [TensorInfo(None, data.type)]
+            return [TensorInfo(tuple(d for d in shape if d != 1), data.type)]
+        if self.skip_dynamic and any(shape[a] is None for a in axes):
+            return [TensorInfo(None, data.type)]
+        out = tuple(d for i, d in enumerate(shape) if not (i in axes and (d is None or d == 1)))
+        return [TensorInfo(out, data.type)]
+
+    @staticmethod
+    def _scalar_axes(values):
+        # A rank-0 input: OpenVINO normalizes against rank 0, so any axis is out of range.
+        for a in values.reshape(-1).tolist():
+            normalize_axis(int(a), 0, "axes", 1)
+        return []
+
+    def run(self, inputs, in_infos, out_infos):
+        return [inputs[0].reshape(out_infos[0].shape)]
+
+
+@op("Squeeze", 15)
+class Squeeze15(Squeeze1):
+    allow_axis_skip = Bool(default=False)
+
+    @property
+    def skip_dynamic(self):
+        return self.allow_axis_skip
+
+
+@op("Unsqueeze", 1)
+class Unsqueeze1(Op):
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, axes_info = inputs
+        require_max_rank(axes_info, 1, "axes", 1)
+        values = int_values(axes_info, "axes", 1)
+        if values is None or data.shape is None:
+            if data.shape is not None and axes_info.shape is not None and tuple(axes_info.shape) == (1,):
+                return [TensorInfo((None,) * (len(data.shape) + 1), data.type)]
+            return [TensorInfo(None, data.type)]
+        raw = values.reshape(-1).tolist()
+        if not raw:
+            raise ShapeError("axes must not be empty", rule="port.dims", port=1)
+        unique = set(raw)
+        expanded = len(data.shape) + len(unique)
+        axes = sorted({normalize_axis(int(a), expanded, "axes", 1) for a in unique})
+        out = list(data.shape)
+        for a in axes:
+            if a <= len(out):
+                out.insert(a, 1)
+            else:
+                out.append(1)
+        return [TensorInfo(tuple(out), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        return [inputs[0].reshape(out_infos[0].shape)]
+
+
+# ---------------------------------------------------------------- Range
+
+def _scalar_value(info, port, what):
+    if info.shape is not None and len(info.shape) != 0:
+        raise ShapeError(f"'{what}' must be a scalar, got {shape_str(info.shape)}", rule="port.rank", port=port)
+    if info.value is None:
+        return None
+    return np.asarray(info.value).reshape(-1)[0]
+
+
+def range_length(start, stop, step, integral, step_allows_zero):
+    values = []
+    for v, what in ((start, "start"), (stop, "stop"), (step, "step")):
+        v = float(v)
+        if not math.isfinite(v):
+            raise ShapeError(f"'{what}' cannot be NaN or infinite", rule="attr.range")
+        values.append(v)
+    start, stop, step = values
+    if step == 0 and not step_allows_zero:
+        raise ShapeError("'step' cannot be zero", rule="attr.range")
+    if integral:
+        start, stop, step = math.trunc(start), math.trunc(stop), math.trunc(step)
+    if (step > 0 and start >= stop) or (step < 0 and start <= stop):
+        span = 0.0
+    else:
+        span = float(stop) - float(start)
+    if step == 0:
+        return 0 if span == 0 else None
+    return int(np.uint32(math.ceil(abs(span) / abs(float(step))) % (1 << 32)))
+
+
+def range_values(start, step, count, out_type):
+    dtype = out_type.storage
+    if out_type.is_float:
+        i = np.arange(count).astype(dtype)
+        if dtype == np.float16:
+            prod = (i.astype(np.float32) * np.float32(step)).astype(np.float16)
+            return (prod.astype(np.float32) + np.float32(start)).astype(np.float16)
+        return (dtype.type(start) + i * dtype.type(step)).astype(dtype)
+    i = np.arange(count, dtype=np.uint64 if dtype.kind == "u" else np.int64)
+    with np.errstate(over="ignore"):
+        wide = i.dtype.type
+        out = wide(start) + i * wide(step) if dtype.kind == "u" else np.int64(start) + i * np.int64(step)
+    return out.astype(dtype)
+
+
+def _cast_scalar(value, src, dst):
+    return convert_array(np.asarray(value).reshape(1), src, dst)[0]
+
+
+@op("Range", 1)
+class Range1(Op):
+    num_inputs = (3, 3)
+
+    def out_type(self, inputs):
+        types = {i.type.name for i in inputs}
+        if len(types) != 1:
+            raise ShapeError(f"start, stop and step types differ: {', '.join(str(i.type) for i in inputs)}",
+                             rule="port.type")
+        if inputs[0].type.name == "boolean":
+            raise ShapeError("start, stop and step must not be boolean", rule="port.type")
+        return inputs[0].type
+
+    step_allows_zero = False
+
+    def infer(self, inputs):
+        out_type = self.out_type(inputs)
+        values = [_scalar_value(info, port, what) for port, (info, what) in
+                  enumerate(zip(inputs, ("start", "stop", "step")))]
+        if any(v is None for v in values):
+            return [TensorInfo((None,), out_type)]
+        values = [self.cast(v, info.type, out_type) for v, info in zip(values, inputs)]
+        length = range_length(*values, out_type.is_integer, self.step_allows_zero)
+        return [TensorInfo((length,), out_type)]
+
+    def cast(self, value, src, dst):
+        return value
+
+    def run(self, inputs, in_infos, out_infos):
+        out_type = out_infos[0].type
+        start, _, step = (self.cast(np.asarray(x).reshape(-1)[0], info.type, out_type)
+                          for x, info in zip(inputs, in_infos))
+        return [range_values(start, step, out_infos[0].shape[0], out_type)]
+
+
+@op("Range", 4)
+class Range4(Range1):
+    output_type = Type()
+    step_allows_zero = True
+
+    def out_type(self, inputs):
+        et = self.output_type
+        if et.name == "boolean" or et.storage is None or et.name in ("dynamic", "string"):
+            raise ShapeError(f"output_type {et} is not a numeric type", rule="attr.value")
+        for port, info in enumerate(inputs):
+            if info.type.name == "boolean":
+                raise ShapeError("start, stop and step must be numeric", rule="port.type", port=port)
+        return et
+
+    def cast(self, value, src, dst):
+        return _cast_scalar(value, src, dst)
+
+
+# ---------------------------------------------------------------- Broadcast
+
+def numpy_broadcast_target(in_shape, target, port=0):
+    """Input shape broadcast to `target` numpy-style (target wins; input dims must be 1 or equal)."""
+    if len(in_shape) > len(target):
+        raise ShapeError(f"input rank {len(in_shape)} exceeds the target rank {len(target)}",
+                         rule="shape.broadcast", port=port)
+    out = list(target)
+    offset = len(target) - len(in_shape)
+    for i, d in enumerate(in_shape):
+        t = target[offset + i]
+        if d is None or d == 1:
+            continue
+        if t is None:
+            out[offset + i] = d if d != 1 else None
+        elif t != d:
+            raise ShapeError(f"input {shape_str(in_shape)} does not broadcast to {shape_str(tuple(target))}",
+                             rule="shape.broadcast", port=port)
+    return tuple(out)
+
+
+def bidirectional_shape(a, b):
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif x is None or y is None:
+            out.append(x if y is None else y)
+        elif x == y:
+            out.append(x)
+        else:
+            raise ShapeError(f"shapes {shape_str(a)} and {shape_str(b)} do not broadcast", rule="shape.broadcast")
+    return tuple(out)
+
+
+@op("Broadcast", 1)
+class Broadcast1(Op):
+    mode = Enum("numpy", "explicit", "pdpd", "none", default="numpy")
+    num_inputs = (2, 3)
+
+    def pdpd_axis(self):
+        return -1
+
+    @property
+    def mode_name(self):
+        return "explicit" if self.mode == "none" else self.mode
+
+    def output_shape(self, inputs):
+        data, target_info = inputs[0], inputs[1]
+        require_max_rank(target_info, 1, "target shape", 1)
+        target = int_values(target_info, "target shape", 1)
+        mode = self.mode_name
+        if mode == "explicit":
+            if len(inputs) != 3:
+                raise ShapeError("explicit mode needs the axes_mapping input", rule="port.count")
+        if target is None:
+            n = one_dim_length(target_info)
+            if mode == "bidirectional" and data.shape is not None and n is not None:
+                return (None,) * max(n, len(data.shape))
+            return None if n is None else (None,) * n
+        target = tuple(int(t) for t in target.reshape(-1))
+        if any(t < 0 for t in target):
+            raise ShapeError(f"target shape {list(target)} has a negative value", rule="attr.range", port=1)
+        if data.shape is None:
+            return (None,) * len(target) if mode != "bidirectional" else None
+        if mode == "numpy":
+            return numpy_broadcast_target(data.shape, target)
+        if mode == "bidirectional":
+            return bidirectional_shape(data.shape, target)
+        if mode == "pdpd":
+            return self.pdpd_shape(data.shape, target)
+        return self.explicit_shape(data.shape, target, inputs[2])
+
+    def pdpd_shape(self, in_shape, target):
+        axis = self.pdpd_axis()
+        if len(in_shape) > len(target):
+            raise ShapeError(f"input rank {len(in_shape)} exceeds the target rank {len(target)}",
+                             rule="shape.broadcast")
+        start = len(target) - len(in_shape) if axis == -1 else axis
+        trimmed = list(in_shape)
+        while trimmed and trimmed[-1] == 1:
+            trimmed.pop()
+        if start < 0 or start + len(trimmed) > len(target):
+            raise ShapeError(f"pdpd axis {axis} does not fit input {shape_str(in_shape)} into "
+                             f"{shape_str(target)}", rule="shape.broadcast")
+        for i, d in enumerate(trimmed):
+            t = target[start + i]
+            if d is not None and d != 1 and d != t:
+                raise ShapeError(f"input {shape_str(in_shape)} does not broadcast to {shape_str(target)} "
+                                 f"from axis {start}", rule="shape.broadcast")
+        return tuple(target)
+
+    def explicit_shape(self, in_shape, target, mapping_info):
+        require_max_rank(mapping_info, 1, "axes_mapping", 2)
+        mapping = int_values(mapping_info, "axes_mapping", 2)
+        if mapping is None:
+            return tuple(target)
+        mapping = mapping.reshape(-1).tolist()
+        if len(mapping) != len(in_shape):
+            raise ShapeError(f"axes_mapping has {len(mapping)} values, the input has rank {len(in_shape)}",
+                             rule="port.dims", port=2)
+        if sorted(mapping) != mapping or len(set(mapping)) != len(mapping):
+            raise ShapeError(f"axes_mapping {mapping} is not sorted ascending", rule="attr.value", port=2)
+        for d, a in zip(in_shape, mapping):
+            if not 0 <= a < len(target):
+                raise ShapeError(f"axes_mapping value {a} is out of range for target rank {len(target)}",
+                                 rule="attr.range", port=2)
+            if d is not None and d != 1 and d != target[a]:
+                raise ShapeError(f"input dim {d} does not broadcast to target dim {target[a]} at axis {a}",
+                                 rule="shape.broadcast", port=2)
+        return tuple(target)
+
+    def infer(self, inputs):
+        return [TensorInfo(self.output_shape(inputs), inputs[0].type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        out_shape = out_infos[0].shape
+        mode = self.mode_name
+        if mode == "explicit":
+            mapping = np.asarray(inputs[2]).astype(np.int64).reshape(-1).tolist()
+            shape = [1] * len(out_shape)
+            for d, a in zip(x.shape, mapping):
+                shape[a] = d
+            x = x.reshape(shape)
+        elif mode == "pdpd":
+            axis = self.pdpd_axis()
+            start = len(out_shape) - x.ndim if axis == -1 else axis
+            dims = list(x.shape)
+            while dims and dims[-1] == 1:
+                dims.pop()
+            shape = [1] * len(out_shape)
+            shape[start:start + len(dims)] = dims
+            x = x.reshape(shape)
+        return [np.ascontiguousarray(np.broadcast_to(x, out_shape))]
+
+
+@op("Broadcast", 3)
+class Broadcast3(Broadcast1):
+    mode = Enum("numpy", "explicit", "bidirectional", "pdpd", default="numpy")
+
+
+# ---------------------------------------------------------------- Tile
+
+@op("Tile", 1)
+class Tile1(Op):
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, repeats_info = inputs
+        require_max_rank(repeats_info, 1, "repeats", 1)
+        repeats = int_values(repeats_info, "repeats", 1)
+        if repeats is None:
+            n = one_dim_length(repeats_info)
+            if n is None or data.shape is None:
+                return [TensorInfo(None, data.type)]
+            return [TensorInfo((None,) * max(n, len(data.shape)), data.type)]
+        repeats = repeats.reshape(-1).tolist()
+        if any(r < 0 for r in repeats):
+            raise ShapeError(f"repeats {repeats} has a negative value", rule="attr.range", port=1)
+        if data.shape is None:
+            return [TensorInfo(None, data.type)]
+        rank = max(len(repeats), len(data.shape))
+        shape = (1,) * (rank - len(data.shape)) + tuple(data.shape)
+        reps = (1,) * (rank - len(repeats)) + tuple(repeats)
+        return [TensorInfo(tuple(None if d is None else d * r for d, r in zip(shape, reps)), data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        reps = np.asarray(inputs[1]).astype(np.int64).reshape(-1).tolist()
+        rank = len(out_infos[0].shape)
+        x = x.reshape((1,) * (rank - x.ndim) + x.shape)
+        reps = [1] * (rank - len(reps)) + reps
+        return [np.tile(x, reps)]
+
+
+# ---------------------------------------------------------------- ConvertLike
+
+@op("ConvertLike", 1)
+class ConvertLike1(Op):
+    num_inputs = (2, 2)
+
+    def infer(self, inputs):
+        data, like = inputs
+        if like.type.storage is None:
+            raise ShapeError(f"conversion to {like.type} is not supported", rule="port.type", port=1)
+        return [TensorInfo(data.shape, like.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        return [convert_array(inputs[0], in_infos[0].type, out_infos[0].type)]
