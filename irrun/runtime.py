@@ -1,6 +1,7 @@
 """Loading a model into a runnable form and executing it."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,9 +99,12 @@ class Model:
 
     # ------------------------------------------------------------ run
 
-    def run(self, inputs) -> dict[str, np.ndarray]:
+    def run(self, inputs, observer=None) -> dict[str, np.ndarray]:
         """Run the model. `inputs`: a dict by input name (any tensor name or the Parameter's layer name)
-        or a list in input order. Returns output name -> array, in output order."""
+        or a list in input order. Returns output name -> array, in output order.
+
+        `observer(node, outputs, seconds)`, when given, sees every live layer in execution order with
+        its output arrays and the time its kernel took (0 for inputs and for layers computed at load)."""
         feeds = self._bind_inputs(inputs)
         values: dict[tuple[str, int], np.ndarray] = {}
         infos: dict[tuple[str, int], TensorInfo] = {}
@@ -115,17 +119,24 @@ class Model:
                 values[(layer_id, 0)] = array
                 infos[(layer_id, 0)] = TensorInfo(array.shape, known.type, array)
                 self.budget.live += array.nbytes
+                if observer:
+                    observer(node, [array], 0.0)
                 continue
             if known is not None and known.value is not None:  # computed at load
                 for index in range(len(node.layer.outputs) or 1):
                     info = self.infos[(layer_id, index)]
                     values[(layer_id, index)] = info.value
                     infos[(layer_id, index)] = info
+                if observer:
+                    observer(node, [values[(layer_id, i)] for i in range(len(node.layer.outputs) or 1)], 0.0)
                 continue
             in_arrays = [values[source] for source in node.inputs]
             in_infos = [infos[source] for source in node.inputs]
             out_infos = self._infer(node, in_infos)
+            started = time.perf_counter()
             out_arrays = self._execute(node, in_arrays, in_infos, out_infos)
+            if observer:
+                observer(node, out_arrays, time.perf_counter() - started)
             for index, (info, array) in enumerate(zip(out_infos, out_arrays)):
                 values[(layer_id, index)] = array
                 infos[(layer_id, index)] = TensorInfo(info.shape, info.type, array)

@@ -34,13 +34,14 @@ def _compute_dtype(dtype):
     return np.float64 if dtype.kind in "iub" or dtype == np.float64 else np.float32
 
 
-def _divide(total, count, dtype):
-    """total / count in the output type; a count of 0 gives 0, integers round half to even."""
+def _divide(total, count, dtype, rounding=np.rint):
+    """total / count in the output type; a count of 0 gives 0. Integers take `rounding` (half to even by
+    default)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(count > 0, total / np.where(count > 0, count, 1), 0)
     if np.dtype(dtype).kind in "iu":
         info = np.iinfo(dtype)
-        return np.clip(np.rint(mean), info.min, info.max).astype(dtype)
+        return np.clip(rounding(mean), info.min, info.max).astype(dtype)
     return mean.astype(dtype)
 
 
@@ -200,7 +201,9 @@ def adaptive_avg_pool(x, out_spatial):
             index.append(np.minimum(position, end - 1).reshape(shape))
             mask = mask & (position < end).reshape(shape)
         total += np.where(mask, xc[(slice(None), slice(None), *index)], 0)
-    return _divide(total, counts, x.dtype)
+    # OpenVINO's reference kernel: i8/u8 round to nearest, wider integers divide (truncating).
+    rounding = np.rint if x.dtype in (np.int8, np.uint8) else np.trunc
+    return _divide(total, counts, x.dtype, rounding)
 
 
 # ---------------------------------------------------------------- shared ROI checks
@@ -417,26 +420,28 @@ def _round_half_away(values):
 
 def psroi_average(features, rois, batch_ids, output_dim, group, spatial_scale):
     """Position-sensitive average: bin (ph, pw) of output channel c reads input channel
-    (c * group + ph) * group + pw over [floor(start + p * bin), ceil(start + (p + 1) * bin))."""
+    (c * group + ph) * group + pw over [floor(start + p * bin), ceil(start + (p + 1) * bin)) clamped to
+    the map; an empty bin gives 0. Coordinates are rounded half away from zero, the box is at least 0.1."""
     _, channels, height, width = features.shape
     num_rois = len(rois)
     out = np.zeros((num_rois, output_dim, group, group), dtype=features.dtype)
     if num_rois == 0 or output_dim == 0:
         return out
-    scale = np.float32(spatial_scale)
-    coords = _round_half_away(rois[:, 1:5].astype(np.float32))
-    start_w, start_h = coords[:, 0] * scale, coords[:, 1] * scale
-    end_w, end_h = (coords[:, 2] + np.float32(1)) * scale, (coords[:, 3] + np.float32(1)) * scale
-    bin_w = ((end_w - start_w) / np.float32(group)).astype(np.float32)
-    bin_h = ((end_h - start_h) / np.float32(group)).astype(np.float32)
+    f32 = np.float32
+    scale = f32(spatial_scale)
+    coords = _round_half_away(rois[:, 1:5].astype(f32))
+    start_w, start_h = (coords[:, 0] * scale).astype(f32), (coords[:, 1] * scale).astype(f32)
+    end_w, end_h = ((coords[:, 2] + f32(1)) * scale).astype(f32), ((coords[:, 3] + f32(1)) * scale).astype(f32)
+    bin_w = (np.maximum(end_w - start_w, f32(0.1)) / f32(group)).astype(f32)
+    bin_h = (np.maximum(end_h - start_h, f32(0.1)) / f32(group)).astype(f32)
 
     def bounds(start, bin_size, size):
-        p = np.arange(group, dtype=np.float32)
-        lo = np.floor((start[:, None] + (p[None, :] * bin_size[:, None]).astype(np.float32)).astype(np.float32))
-        hi = np.ceil((start[:, None] + ((p[None, :] + 1) * bin_size[:, None]).astype(np.float32)).astype(np.float32))
-        lo = np.clip(lo, 0, size - 1).astype(np.int64)
+        p = np.arange(group, dtype=f32)
+        lo = np.floor(((p[None, :] * bin_size[:, None]).astype(f32) + start[:, None]).astype(f32))
+        hi = np.ceil((((p[None, :] + 1) * bin_size[:, None]).astype(f32) + start[:, None]).astype(f32))
+        lo = np.clip(lo, 0, size).astype(np.int64)
         hi = np.clip(hi, 0, size).astype(np.int64)
-        return lo, np.maximum(hi - lo, 0)
+        return np.minimum(lo, max(size - 1, 0)), np.maximum(hi - lo, 0)
 
     lo_h, len_h = bounds(start_h, bin_h, height)
     lo_w, len_w = bounds(start_w, bin_w, width)
@@ -450,9 +455,8 @@ def psroi_average(features, rois, batch_ids, output_dim, group, spatial_scale):
         r = len(batch_ids[part])
         total = np.zeros((r, output_dim, group, group), dtype=ctype)
         for dh in range(max_h):
-            rows = lo_h[part] + dh  # (r, PH)
+            rows = np.minimum(lo_h[part] + dh, height - 1)  # (r, PH)
             row_ok = dh < len_h[part]
-            rows = np.minimum(rows, height - 1)
             for dw in range(max_w):
                 cols = np.minimum(lo_w[part] + dw, width - 1)
                 ok = row_ok[:, None, :, None] & (dw < len_w[part])[:, None, None, :]
@@ -460,14 +464,14 @@ def psroi_average(features, rois, batch_ids, output_dim, group, spatial_scale):
                                   rows[:, None, :, None], cols[:, None, None, :]]
                 total += np.where(ok, values.astype(ctype), ctype(0))
         area = (len_h[part][:, None, :, None] * len_w[part][:, None, None, :]).astype(ctype)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[part] = (total / area).astype(features.dtype)
+        out[part] = np.where(area > 0, total / np.maximum(area, 1), 0).astype(features.dtype)
     return out
 
 
 def psroi_bilinear(features, rois, batch_ids, output_dim, group, spatial_scale, bins_x, bins_y):
     """Position-sensitive bilinear: output (c, ph, pw) averages, over the spatial bins (sby, sbx), one
-    bilinear sample of input channel (sby * bins_x + sbx) * output_dim + c; samples outside the map add 0."""
+    bilinear sample of input channel (sby * bins_x + sbx) * output_dim + c; samples outside
+    [0, size - 1] add 0. Coordinates are relative to the map ([0, 1] spans it), scaled by spatial_scale."""
     _, channels, height, width = features.shape
     num_rois = len(rois)
     out = np.zeros((num_rois, output_dim, group, group), dtype=features.dtype)
@@ -475,26 +479,29 @@ def psroi_bilinear(features, rois, batch_ids, output_dim, group, spatial_scale, 
         return out
     f32 = np.float32
     scale = f32(spatial_scale)
-    boxes = rois[:, 1:5].astype(f32) * scale
+    boxes = (rois[:, 1:5].astype(f32) * scale).astype(f32)
     start_w, start_h, end_w, end_h = boxes.T
-    bin_w = ((end_w - start_w) / f32(bins_x)).astype(f32)
-    bin_h = ((end_h - start_h) / f32(bins_y)).astype(f32)
 
-    def points(start, bin_size, bins, size):
+    def points(start, end, bins, size):
         """(R, bins, group) sample coordinates along one axis."""
-        bin_start = (start[:, None] + (np.arange(bins, dtype=f32)[None, :] * bin_size[:, None]).astype(f32)).astype(f32)
+        step = ((end - start) / f32(bins)).astype(f32)
+        index = np.arange(bins, dtype=f32)
+        box_min = (start[:, None] + (index[None, :] * step[:, None]).astype(f32)).astype(f32)
+        box_max = (start[:, None] + ((index[None, :] + 1) * step[:, None]).astype(f32)).astype(f32)
         if group > 1:
-            step = (bin_size * f32(size - 1) / f32(group - 1)).astype(f32)
+            pitch = ((box_max - box_min) * f32(size - 1) / f32(group - 1)).astype(f32)
             p = np.arange(group, dtype=f32)
-            return ((p[None, None, :] * step[:, None, None]).astype(f32)
-                    + (bin_start * f32(size - 1)).astype(f32)[:, :, None]).astype(f32)
-        return ((bin_start + bin_start + bin_size[:, None]).astype(f32) * f32(size - 1) / f32(2)).astype(f32)[:, :, None]
+            return ((p[None, None, :] * pitch[:, :, None]).astype(f32)
+                    + (box_min * f32(size - 1)).astype(f32)[:, :, None]).astype(f32)
+        return (f32(0.5) * (box_min + box_max) * f32(size - 1)).astype(f32)[:, :, None]
 
-    py = points(start_h, bin_h, bins_y, height)  # (R, BY, G)
-    px = points(start_w, bin_w, bins_x, width)   # (R, BX, G)
-    valid = (py < height)[:, :, None, :, None] & (px < width)[:, None, :, None, :]  # (R, BY, BX, G, G)
-    sy = np.clip(np.where(py < height, py, 0), 0, None)
-    sx = np.clip(np.where(px < width, px, 0), 0, None)
+    py = points(start_h, end_h, bins_y, height)  # (R, BY, G)
+    px = points(start_w, end_w, bins_x, width)   # (R, BX, G)
+    in_y = (py >= 0) & (py <= f32(height - 1))
+    in_x = (px >= 0) & (px <= f32(width - 1))
+    valid = in_y[:, :, None, :, None] & in_x[:, None, :, None, :]  # (R, BY, BX, G, G)
+    sy = np.where(in_y, py, f32(0))
+    sx = np.where(in_x, px, f32(0))
     top = np.floor(sy).astype(np.int64)
     bottom = np.minimum(np.ceil(sy).astype(np.int64), height - 1)
     left = np.floor(sx).astype(np.int64)

@@ -348,10 +348,10 @@ class ScatterUpdate3(Op):
         axis = normalize_axis(int(np.asarray(axis_value).reshape(-1)[0]), data.ndim)
         size = data.shape[axis]
         idx = indices.astype(np.int64).reshape(-1)
-        idx = np.where(idx < 0, idx + size, idx)
-        if ((idx < 0) | (idx >= size)).any():
-            raise ExecutionError(f"an index is out of range for axis {axis} of size {size}", rule="input.index",
-                                 port=1)
+        bad = (idx < 0) | (idx >= size)
+        if bad.any():  # OpenVINO's reference refuses negative indices too
+            raise ExecutionError(f"index {int(idx[np.argmax(bad)])} is out of range [0, {size - 1}] for axis {axis}",
+                                 rule="input.index", port=1)
         out = np.array(data, copy=True)
         moved = np.moveaxis(out, axis, 0)
         upd = np.moveaxis(updates.reshape(data.shape[:axis] + (idx.size,) + data.shape[axis + 1:]), axis, 0)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Int, Type
 from .conversion import convert_array
@@ -111,15 +111,27 @@ class Reshape1(Op):
     num_inputs = (2, 2)
 
     def target(self, data, pattern_info):
+        """OpenVINO's rules: special-zero positions drop out of both element counts; -1 is the input count
+        over the output count (1 when the output count is 0, which needs a zero-sized input); the counts
+        are compared only when there is no -1 and no special zero."""
         require_max_rank(pattern_info, 1, "target shape", 1)
         pattern = int_values(pattern_info, "target shape", 1)
         if pattern is None:
             n = one_dim_length(pattern_info)
+            if pattern_info.rank == 0:
+                return ()
             return None if n is None else (None,) * n
+        if pattern.ndim == 0:
+            if int(pattern) != 1:
+                raise ShapeError(f"a scalar target shape must be 1, got {int(pattern)}", rule="attr.value", port=1)
+            pattern = np.zeros(0, np.int64)
         pattern = pattern.reshape(-1)
         rank = data.rank
-        out, minus_one = [], None
+        out, minus_one, zeros = [], None, False
+        in_count, out_count = 1, 1
         for i, v in enumerate(pattern.tolist()):
+            special = v == 0 and self.special_zero
+            zeros = zeros or special
             if v == -1:
                 if minus_one is not None:
                     raise ShapeError("more than one dimension of the target shape is -1", rule="attr.value", port=1)
@@ -127,7 +139,7 @@ class Reshape1(Op):
                 out.append(None)
             elif v < -1:
                 raise ShapeError(f"target shape value {v} at {i} is below -1", rule="attr.range", port=1)
-            elif v == 0 and self.special_zero:
+            elif special:
                 if rank is None:
                     out.append(None)
                 elif i >= rank:
@@ -137,26 +149,28 @@ class Reshape1(Op):
                     out.append(data.shape[i])
             else:
                 out.append(v)
-        in_known = data.is_static
-        in_count = math.prod(data.shape) if in_known else None
+                out_count *= v
+            if rank is not None and i < rank and not special:
+                in_count = None if in_count is None or data.shape[i] is None else in_count * data.shape[i]
+        if rank is None:
+            return tuple(out)
+        for d in data.shape[len(pattern):]:
+            in_count = None if in_count is None or d is None else in_count * d
         if minus_one is not None:
-            rest = [d for j, d in enumerate(out) if j != minus_one]
-            if in_known and None not in rest:
-                known = math.prod(rest)
-                if known == 0:
-                    if in_count != 0:
-                        raise ShapeError(f"cannot infer the -1 dimension: input {shape_str(data.shape)} has "
-                                         f"{in_count} elements, the other target dims multiply to 0",
-                                         rule="shape.reshape", port=1)
-                    out[minus_one] = 0
-                else:
-                    if in_count % known:
-                        raise ShapeError(f"input {shape_str(data.shape)} ({in_count} elements) cannot be reshaped "
-                                         f"to {pattern.tolist()}", rule="shape.reshape", port=1)
-                    out[minus_one] = in_count // known
-        elif in_known and None not in out and math.prod(out) != in_count:
+            if out_count == 0:
+                if in_count not in (None, 0):
+                    raise ShapeError("cannot infer the -1 dimension with a zero-sized output dimension unless an "
+                                     "input dimension is zero-sized too", rule="shape.reshape", port=1)
+                out[minus_one] = 1
+            elif in_count is not None:
+                if in_count % out_count:
+                    raise ShapeError(f"input {shape_str(data.shape)} cannot be reshaped to {pattern.tolist()}: the "
+                                     f"other dimensions do not divide the element count", rule="shape.reshape",
+                                     port=1)
+                out[minus_one] = in_count // out_count
+        elif not zeros and in_count is not None and in_count != out_count:
             raise ShapeError(f"input {shape_str(data.shape)} ({in_count} elements) cannot be reshaped to "
-                             f"{shape_str(tuple(out))} ({math.prod(out)} elements)", rule="shape.reshape", port=1)
+                             f"{shape_str(tuple(out))} ({out_count} elements)", rule="shape.reshape", port=1)
         return tuple(out)
 
     def infer(self, inputs):
@@ -164,7 +178,12 @@ class Reshape1(Op):
         return [TensorInfo(self.target(data, pattern), data.type)]
 
     def run(self, inputs, in_infos, out_infos):
-        return [inputs[0].reshape(out_infos[0].shape)]
+        x = inputs[0]
+        if x.size != math.prod(out_infos[0].shape):
+            # OpenVINO's inference lets a special zero hide a count mismatch; no data can fill it.
+            raise ExecutionError(f"cannot reshape {x.size} elements to {shape_str(out_infos[0].shape)}",
+                                 rule="shape.reshape")
+        return [x.reshape(out_infos[0].shape)]
 
 
 # ---------------------------------------------------------------- Squeeze / Unsqueeze
