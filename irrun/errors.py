@@ -25,6 +25,7 @@ class IRError(Exception):
     default_rule = "model"
 
     def __init__(self, message: str, *, file=None, layer: LayerRef | None = None, port=None, rule=None):
+        message = " ".join(str(message).split())  # always one line
         super().__init__(message)
         self.message = message
         self.file = str(file) if file is not None else None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .budget import Budget
-from .errors import ExecutionError, InputError, IRError
+from .errors import ExecutionError, InputError, IRError, ShapeError
 from .graph import Graph, Node, build_graph
 from .ir.types import ElementType
 from .ir.weights import WeightsFile
@@ -77,9 +77,17 @@ class Model:
     def _infer(self, node: Node, in_infos: list[TensorInfo]) -> list[TensorInfo]:
         try:
             node.op.check_inputs(len(in_infos))
-            return node.op.infer(in_infos)
+            out_infos = node.op.infer(in_infos)
+            produced = 0 if node.ref.type == "Result" else len(out_infos)
+            if len(node.layer.outputs) > produced:
+                raise ShapeError(f"the layer declares {len(node.layer.outputs)} output ports; "
+                                 f"{node.ref.type}-{node.ref.version} has {produced}", rule="port.count")
+            return out_infos
         except IRError as exc:
             raise exc.located(file=self.path, layer=node.ref) from None
+        except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
+            raise ShapeError(f"shape inference failed: {type(exc).__name__}: {exc}", file=self.path,
+                             layer=node.ref) from exc
 
     def _input_desc(self, layer_id: str) -> TensorDesc:
         node = self.graph.nodes[layer_id]

@@ -596,6 +596,24 @@ def test_roi_pooling_no_reference(tmp_path):
     check_irrun(built, out, names, context="ROIPooling-2 max 4x4 -> 2x2")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_roi_pooling_max_special_values(tmp_path, dtype):
+    # Only windows on which OpenVINO's CPU plugin (accumulator = first element,
+    # take x when acc < x) and its reference source (accumulator = lowest,
+    # acc = std::max(x, acc)) agree. They disagree on e.g. [-inf,-inf,-inf]
+    # (CPU -inf, reference source lowest) and [nan,-inf,3] (CPU nan, reference 3);
+    # those are not asserted since only the CPU plugin can be executed.
+    nan, inf = np.nan, np.inf
+    rows = [[1, nan, 2], [nan, 1, nan], [nan, nan, nan], [-inf, nan, -inf], [2, -inf, 1]]
+    x = np.array(rows, dtype).reshape(1, len(rows), 1, 3)
+    rois = np.array([[0, 0, 0, 2, 0]], dtype)
+    cfg = dict(pooled=[1, 1], spatial_scale=1.0, method="max", rois_input="Constant")
+    built = build_roi(tmp_path, cfg, x, rois)
+    names, out = run_cpu(built)
+    np.testing.assert_array_equal(out[0].ravel(), np.array([2, nan, nan, -inf, 2], dtype))
+    check_irrun(built, out, names, context=f"ROIPooling-2 max special values {np.dtype(dtype).name}")
+
+
 # ======================================================================= harness
 
 

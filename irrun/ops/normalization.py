@@ -97,8 +97,6 @@ class NormalizeL21(Op):
     def run(self, inputs, in_infos, out_infos):
         x, axes = inputs
         axes = normalize_axes(np.asarray(axes).reshape(-1), x.ndim)
-        if not axes:
-            return [np.where(x == 0, 0, 1).astype(x.dtype)]
         work = _work(x)
         total = np.sum(work * work, axis=axes, keepdims=True, dtype=work.dtype)
         eps = work.dtype.type(self.eps)

@@ -120,6 +120,9 @@ class MaxPool1(Op):
     def run(self, inputs, in_infos, out_infos):
         (x,) = inputs
         out_spatial, pads_begin, _ = self.geometry(x.shape)
+        extent = [max(d + pb, (o - 1) * s + (k - 1) * dl + 1) for d, pb, o, s, k, dl in
+                  zip(x.shape[2:], pads_begin, out_spatial, self.strides, self.kernel, self.dilation_values)]
+        self.reserve(math.prod(x.shape[:2]) * math.prod(extent) * x.itemsize, f"padded input {extent}")
         values, indices = max_pool(x, in_infos[0].type, self.kernel, self.strides, self.dilation_values,
                                    pads_begin, out_spatial, self.with_indices)
         if not self.with_indices:
@@ -262,6 +265,9 @@ class AdaptiveMaxPool8(Op):
                 raise ExecutionError("adaptive windows over an empty spatial axis", rule="shape.empty")
             empty = np.zeros(out_infos[0].shape, dtype=x.dtype)
             return [empty, empty.astype(self.index_element_type.storage)]
+        lengths = [int((end - start).max()) for start, end in
+                   (adaptive_windows(size_in, size_out) for size_in, size_out in zip(x.shape[2:], out_spatial))]
+        self.reserve(numel(out_infos[0].shape) * math.prod(lengths) * x.itemsize * 2, "adaptive pooling windows")
         values, indices = adaptive_max_pool(x, out_spatial)
         return [values, indices.astype(self.index_element_type.storage)]
 

@@ -77,9 +77,10 @@ class _Reduce(Op):
         x = inputs[0]
         axes = normalize_axes(np.asarray(inputs[1]).reshape(-1), x.ndim)
         out_dtype = out_infos[0].type.storage
-        if not axes:
-            return [x.copy().astype(out_dtype, copy=False)]
         work = x.astype(np.float32) if x.dtype == np.float16 else x
+        if not axes:
+            # No axes: each element is reduced alone (so ReduceL1 gives |x|, ReduceMax turns NaN into its start).
+            work, axes = work[..., None], (x.ndim,)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             result = self.reduce(work, axes)
             result = np.asarray(result)

@@ -86,6 +86,11 @@ class Op:
             expected = str(low) if low == high else f"{low} to {high}"
             raise ShapeError(f"has {count} inputs, expects {expected}", rule="port.count")
 
+    def reserve(self, nbytes: int, what: str) -> None:
+        """Check a kernel's temporary allocation against the memory budget before making it."""
+        if self.context.budget is not None:
+            self.context.budget.check(int(nbytes), what)
+
     def infer(self, inputs: list[TensorInfo]) -> list[TensorInfo]:
         raise NotImplementedError
 

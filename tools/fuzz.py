@@ -1,0 +1,207 @@
+"""Mutation fuzzing of irrun's reader, checker and runtime.
+
+Each case mutates a valid IR (attribute values, dims, edges, ids, Const fields, raw bytes of the XML
+and the .bin), then loads and runs it. The only acceptable outcomes are success and irrun.IRError;
+anything else is a finding, saved under --save for a regression case.
+
+    python tools/fuzz.py --cases 20000 --seed 1 --save tests/data/fuzz_regressions
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import irrun  # noqa: E402
+
+FUZZ_BUDGET = 256 << 20  # bytes: small, so hostile shapes fail fast
+MAX_INPUT_ELEMENTS = 1 << 16  # larger (mutated) inputs are loaded but not run, to keep cases quick
+
+ODD_VALUES = ["", " ", "-1", "0", "1", "2", "3", "-7", "999999999999", "1" * 40, "1,,2", "abc", "1.5", "nan",
+              "inf", "true", "FLOOR", "Ceil_Torch", "i32", "f32", "u1", "string", "1,2,3,4,5,6", "0,0", "-1,-1",
+              "2, 2", "\u00e9", "1e309", "0x10", "..", "?", "2..8", "..."]
+
+
+@dataclass
+class Seed:
+    name: str
+    xml: bytes
+    bin: bytes
+
+
+def load_seeds(directories) -> list[Seed]:
+    seeds = []
+    for directory in directories:
+        for xml in sorted(Path(directory).glob("**/*.xml")):
+            bin_path = xml.with_suffix(".bin")
+            seeds.append(Seed(str(xml), xml.read_bytes(), bin_path.read_bytes() if bin_path.exists() else b""))
+    return seeds
+
+
+def _sub_nth(pattern: str, text: str, rng: random.Random, replace) -> str:
+    matches = list(re.finditer(pattern, text))
+    if not matches:
+        return text
+    m = rng.choice(matches)
+    return text[:m.start()] + replace(m) + text[m.end():]
+
+
+def _odd_number(rng: random.Random) -> str:
+    return rng.choice(["-1", "0", "1", "2", "7", "65", "-3", "100000", str(10 ** 12), str(2 ** 63), "x"])
+
+
+def mutate(seed: Seed, rng: random.Random) -> tuple[bytes, bytes, str]:
+    """One mutation of a seed: returns the new XML, the new .bin and a description."""
+    text = seed.xml.decode("utf-8", errors="replace")
+    blob = seed.bin
+    kind = rng.choice(["attr", "attr", "dim", "edge", "id", "const", "xml_bytes", "bin_bytes", "structure"])
+    if kind == "attr":
+        text = _sub_nth(r'(?<=<data )[^>]*', text, rng, lambda m: _mutate_attrs(m.group(0), rng))
+    elif kind == "dim":
+        text = _sub_nth(r"<dim>[^<]*</dim>", text, rng, lambda m: f"<dim>{_odd_number(rng)}</dim>")
+    elif kind == "edge":
+        field = rng.choice(["from-layer", "from-port", "to-layer", "to-port"])
+        text = _sub_nth(rf'{field}="[^"]*"', text, rng, lambda m: f'{field}="{_odd_number(rng)}"')
+    elif kind == "id":
+        text = _sub_nth(r'<layer id="[^"]*"', text, rng, lambda m: f'<layer id="{_odd_number(rng)}"')
+    elif kind == "const":
+        field = rng.choice(["offset", "size", "shape", "element_type"])
+        value = rng.choice(ODD_VALUES + [_odd_number(rng)]) if field != "element_type" else rng.choice(
+            ["u1", "u4", "i4", "bf16", "f16", "boolean", "string", "nf4", "f8e4m3", "u3", "dynamic", "zz"])
+        text = _sub_nth(rf'{field}="[^"]*"', text, rng, lambda m: f'{field}="{value}"')
+    elif kind == "structure":
+        choice = rng.randrange(4)
+        if choice == 0:  # drop an edge
+            text = _sub_nth(r"<edge [^>]*/>", text, rng, lambda m: "")
+        elif choice == 1:  # duplicate an edge
+            text = _sub_nth(r"<edge [^>]*/>", text, rng, lambda m: m.group(0) * 2)
+        elif choice == 2:  # drop a layer
+            text = _sub_nth(r"<layer .*?</layer>", text.replace("\n", "\x00"), rng, lambda m: "").replace("\x00", "\n")
+        else:  # change a type or version
+            text = _sub_nth(r'(type|version)="[^"]*"', text, rng,
+                            lambda m: f'{m.group(1)}="{rng.choice(["MaxPool", "Foo", "opset99", "opset1", "Result", "Parameter", "const"])}"')
+    elif kind == "xml_bytes":
+        data = bytearray(text.encode())
+        for _ in range(rng.randint(1, 8)):
+            op = rng.randrange(3)
+            pos = rng.randrange(len(data)) if data else 0
+            if op == 0 and data:
+                data[pos] = rng.randrange(256)
+            elif op == 1:
+                data[pos:pos] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 4)))
+            else:
+                del data[pos:]
+        return bytes(data), blob, kind
+    else:  # bin_bytes
+        data = bytearray(blob)
+        op = rng.randrange(3)
+        if op == 0 and data:
+            for _ in range(rng.randint(1, 16)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+        elif op == 1:
+            del data[rng.randrange(len(data) + 1):]
+        else:
+            data += bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
+        return text.encode(), bytes(data), kind
+    return text.encode("utf-8", errors="replace"), blob, kind
+
+
+def _mutate_attrs(attrs: str, rng: random.Random) -> str:
+    pairs = re.findall(r'([\w-]+)="([^"]*)"', attrs)
+    if not pairs:
+        return attrs
+    index = rng.randrange(len(pairs))
+    name, value = pairs[index]
+    action = rng.randrange(4)
+    if action == 0:
+        pairs[index] = (name, rng.choice(ODD_VALUES))
+    elif action == 1:
+        parts = value.split(",")
+        parts[rng.randrange(len(parts))] = _odd_number(rng)
+        pairs[index] = (name, ",".join(parts))
+    elif action == 2:
+        del pairs[index]
+    else:
+        pairs.append((rng.choice(["foo", "axis", "dilations", "auto_pad", "rounding_type"]), rng.choice(ODD_VALUES)))
+    return " ".join(f'{k}="{v}"' for k, v in pairs) + " "
+
+
+def random_inputs(model, rng: np.random.Generator):
+    feeds = []
+    for desc in model.inputs:
+        if desc.shape is None:
+            return None
+        shape = tuple(int(rng.integers(1, 4)) if d is None else d for d in desc.shape)
+        if int(np.prod(shape, dtype=object)) > MAX_INPUT_ELEMENTS:
+            return None
+        dtype = np.dtype(irrun.ir.types.element_type(desc.element_type).storage)
+        if dtype.kind == "f":
+            feeds.append(rng.standard_normal(shape).astype(dtype))
+        elif dtype.kind == "b":
+            feeds.append(rng.integers(0, 2, shape).astype(bool))
+        else:
+            feeds.append(rng.integers(0, 3, shape).astype(dtype))
+    return feeds
+
+
+def run_case(xml_bytes: bytes, bin_bytes: bytes, directory: Path, rng: np.random.Generator) -> str:
+    """'ok' or 'irerror'; raises anything else."""
+    xml_path = directory / "model.xml"
+    xml_path.write_bytes(xml_bytes)
+    (directory / "model.bin").write_bytes(bin_bytes)
+    try:
+        if hasattr(irrun, "check"):
+            irrun.check(xml_path)
+        model = irrun.load(xml_path, max_memory=FUZZ_BUDGET)
+        feeds = random_inputs(model, rng)
+        if feeds is not None:
+            model.run(feeds)
+        return "ok"
+    except irrun.IRError as exc:
+        message = str(exc)
+        assert "\n" not in message and message, f"IRError message is not one line: {message!r}"
+        return "irerror"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=int, default=20000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--models", nargs="*", default=[str(Path(__file__).resolve().parents[1] / "models")])
+    parser.add_argument("--save", type=Path, help="folder to save failing cases in")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/irrun-fuzz"))
+    args = parser.parse_args(argv)
+    seeds = load_seeds(args.models)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    rng, nprng = random.Random(args.seed), np.random.default_rng(args.seed)
+    counts: dict[str, int] = {}
+    started = time.time()
+    for case in range(args.cases):
+        seed = rng.choice(seeds)
+        xml_bytes, bin_bytes, kind = mutate(seed, rng)
+        try:
+            outcome = run_case(xml_bytes, bin_bytes, args.workdir, nprng)
+        except Exception:  # noqa: BLE001 - every other outcome is a finding
+            outcome = "FAILURE"
+            print(f"case {case} ({kind} of {seed.name}):\n{traceback.format_exc()}", file=sys.stderr)
+            if args.save:
+                target = args.save / f"case{args.seed}_{case}"
+                target.mkdir(parents=True, exist_ok=True)
+                (target / "model.xml").write_bytes(xml_bytes)
+                (target / "model.bin").write_bytes(bin_bytes)
+        counts[outcome] = counts.get(outcome, 0) + 1
+    print(f"{args.cases} cases from {len(seeds)} seeds in {time.time() - started:.0f} s: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return 1 if counts.get("FAILURE") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
