@@ -1,1 +1,470 @@
-"""(ops of this family are being added)"""
+"""Unary math and activation ops.
+
+Floats: f16/bf16 compute in f32 and round once at the end (OpenVINO's reference converts them to f32
+and back); ops whose reference computes in double (Gelu, Mish) do so here too.
+Integers (where OpenVINO allows them) follow the reference: the value goes through `double` and is cast
+back like a C cast, rounded to nearest for Sqrt, Erf, Cos and Tanh and truncated for Exp, Log and Sin;
+integer Sigmoid is 1 / (1 + T(exp(-x))) in integer arithmetic.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ShapeError
+from .arithmetic import as_work, c_cast, finish, reject_boolean, work_dtype
+from .attrs import Enum, Float, Int
+from .broadcasting import numpy_shape
+from .registry import Op, TensorInfo, op
+from .shapes import shape_str
+
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf in float64, vectorised: the Maclaurin series below 2.5, a continued fraction for erfc above
+    (absolute error below 1e-14)."""
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    small = ax < 2.5
+    xs = np.where(small, x, 0.0)
+    x2 = xs * xs
+    term = xs.copy()
+    total = xs.copy()
+    for n in range(1, 46):
+        term = term * (-x2) / n
+        total += term / (2 * n + 1)
+    series = (2.0 / math.sqrt(math.pi)) * total
+    with np.errstate(invalid="ignore", over="ignore"):
+        xl = np.where(small, 2.5, ax)
+        t = xl.copy()
+        for k in range(80, 0, -1):
+            t = xl + (k / 2.0) / t
+        erfc = np.exp(-xl * xl) / math.sqrt(math.pi) / t
+        return np.where(small, series, np.copysign(1.0 - erfc, x))
+
+
+def _round_half_away(x):
+    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
+
+
+class Unary(Op):
+    """One input, output of the same shape and type; `kind` limits the types like OpenVINO does."""
+
+    types = "no_boolean"  # no_boolean | float | any
+
+    def infer(self, inputs):
+        x = inputs[0]
+        self.check_type(x)
+        return [TensorInfo(x.shape, x.type)]
+
+    def check_type(self, x):
+        if self.types == "no_boolean":
+            reject_boolean(x)
+        elif self.types == "float" and x.type.name not in FLOAT_TYPES + ("dynamic",) and not x.type.is_float:
+            raise ShapeError(f"input element type must be a floating-point type, got {x.type}", rule="port.type")
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        et = in_infos[0].type
+        with np.errstate(all="ignore"):
+            if et.is_float:
+                result = self.float_fn(as_work(x, et))
+            else:
+                result = self.int_fn(x)
+        return [finish(result, out_infos[0].type)]
+
+    def float_fn(self, x):
+        raise NotImplementedError
+
+    def int_fn(self, x):
+        return self.float_fn(x)
+
+
+class MathUnary(Unary):
+    """A math function: the float form in the work type, the integer form through double."""
+
+    function = None
+    int_rounding = "trunc"  # or "round" (std::round) for the integer form
+
+    def float_fn(self, x):
+        return type(self).function(x)
+
+    def int_fn(self, x):
+        value = type(self).function(x.astype(np.float64))
+        if self.int_rounding == "round":
+            value = _round_half_away(value)
+        return c_cast(value, x.dtype)
+
+
+@op("Abs", 1)
+class Abs(Unary):
+    def float_fn(self, x):
+        return np.abs(x)
+
+
+@op("Negative", 1)
+class Negative(Unary):
+    def float_fn(self, x):
+        return np.negative(x)
+
+
+@op("Sign", 1)
+class Sign(Unary):
+    def float_fn(self, x):
+        return np.sign(x) + 0  # -0.0 -> 0.0 like the reference; NaN stays NaN
+
+
+@op("Floor", 1)
+class Floor(Unary):
+    def float_fn(self, x):
+        return np.floor(x)
+
+    def int_fn(self, x):
+        return x
+
+
+@op("Ceiling", 1)
+class Ceiling(Unary):
+    def float_fn(self, x):
+        return np.ceil(x)
+
+    def int_fn(self, x):
+        return x
+
+
+@op("Sqrt", 1)
+class Sqrt(MathUnary):
+    function = np.sqrt
+    int_rounding = "round"
+
+
+@op("Exp", 1)
+class Exp(MathUnary):
+    function = np.exp
+
+
+@op("Log", 1)
+class Log(MathUnary):
+    function = np.log
+
+
+@op("Sin", 1)
+class Sin(MathUnary):
+    function = np.sin
+
+
+@op("Cos", 1)
+class Cos(MathUnary):
+    function = np.cos
+    int_rounding = "round"
+
+
+@op("Tanh", 1)
+class Tanh(MathUnary):
+    function = np.tanh
+    int_rounding = "round"
+
+
+@op("Erf", 1)
+class Erf(MathUnary):
+    int_rounding = "round"
+
+    @staticmethod
+    def function(x):
+        return erf(x)
+
+    def float_fn(self, x):
+        return erf(x)
+
+
+@op("Sigmoid", 1)
+class Sigmoid(Unary):
+    def float_fn(self, x):
+        one = x.dtype.type(1)
+        return one / (one + np.exp(-x))
+
+    def int_fn(self, x):
+        e = c_cast(np.exp(np.negative(x).astype(np.float64)), x.dtype)
+        d = e + x.dtype.type(1)  # wraps like T arithmetic
+        # T(1) / d truncates: 1 for d == 1, -1 for d == -1, else 0
+        out = (d == 1).astype(x.dtype)
+        if x.dtype.kind == "i":
+            out = out - (d == -1).astype(x.dtype)
+        return out
+
+
+@op("Relu", 1)
+class Relu(Unary):
+    def float_fn(self, x):
+        return np.where(x < 0, x.dtype.type(0), x)  # NaN and -0.0 pass through
+
+
+@op("Round", 5)
+class Round(Unary):
+    mode = Enum("half_to_even", "half_away_from_zero", default="half_to_even")
+    types = "any"
+
+    def float_fn(self, x):
+        if self.mode == "half_to_even":
+            return np.rint(x)
+        ax = np.abs(x)
+        whole = np.floor(ax)
+        rounded = whole + (ax - whole >= 0.5)
+        return np.copysign(rounded, x)
+
+    def int_fn(self, x):
+        return x
+
+
+@op("Elu", 1)
+class Elu(Unary):
+    alpha = Float()
+    types = "any"
+
+    def float_fn(self, x):
+        return np.where(x > 0, x, x.dtype.type(self.alpha) * np.expm1(x))
+
+    def int_fn(self, x):
+        if x.dtype == np.bool_:
+            return x
+        x64 = x.astype(np.float64)
+        return c_cast(np.where(x64 > 0, x64, self.alpha * np.expm1(x64)), x.dtype)
+
+
+@op("Clamp", 1)
+class Clamp(Unary):
+    min = Float()
+    max = Float()
+
+    def infer(self, inputs):
+        if not self.min <= self.max:
+            raise ShapeError(f"attribute 'min' must be less or equal than 'max', got {self.min} and {self.max}",
+                             rule="attr.range")
+        x = inputs[0]
+        if x.type.name == "boolean":
+            raise ShapeError("input element type must be numeric, got boolean", rule="port.type")
+        return [TensorInfo(x.shape, x.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        et = in_infos[0].type
+        if et.is_float:
+            # bounds take the element type (rounded to it), then compare in it
+            low = finish(np.array(self.min, np.float64), et).astype(work_dtype(et))
+            high = finish(np.array(self.max, np.float64), et).astype(work_dtype(et))
+            xw = as_work(x, et)
+            result = np.where(xw < low, low, np.where(xw > high, high, xw))
+            return [finish(result, et)]
+        # integers: ceil(min) and floor(max), limited to the type's range
+        info = np.iinfo(x.dtype)
+        low = int(min(max(math.ceil(self.min), info.min), info.max)) if math.isfinite(self.min) else \
+            (info.min if self.min < 0 else info.max)
+        high = int(min(max(math.floor(self.max), info.min), info.max)) if math.isfinite(self.max) else \
+            (info.min if self.max < 0 else info.max)
+        low, high = x.dtype.type(low), x.dtype.type(high)
+        return [np.where(x < low, low, np.where(x > high, high, x)).astype(x.dtype, copy=False)]
+
+
+@op("Gelu", 2)
+class Gelu2(Unary):
+    """GELU with erf: 0.5 * x * (1 + erf(x / sqrt(2))), computed in double."""
+
+    types = "float"
+    approximation_mode = "erf"
+
+    def float_fn(self, x):
+        x64 = x.astype(np.float64)
+        if self.approximation_mode == "tanh":
+            inner = math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64 ** 3)
+            return 0.5 * x64 * (1.0 + np.tanh(inner))
+        return 0.5 * x64 * (1.0 + erf(x64 / math.sqrt(2.0)))
+
+
+@op("Gelu", 7)
+class Gelu7(Gelu2):
+    approximation_mode = Enum("erf", "tanh", default="erf")
+
+
+@op("Swish", 4)
+class Swish(Op):
+    """x * sigmoid(beta * x), i.e. x / (1 + exp(-beta * x)); beta is an optional scalar input (1.0)."""
+
+    num_inputs = (1, 2)
+
+    def infer(self, inputs):
+        x = inputs[0]
+        if not x.type.is_float and x.type.name != "dynamic":
+            raise ShapeError(f"Swish input must be a floating-point type, got {x.type}", rule="port.type")
+        if len(inputs) == 2:
+            beta = inputs[1]
+            if beta.shape is not None and len(beta.shape) != 0:
+                raise ShapeError(f"beta must be a scalar, got rank {len(beta.shape)}", rule="port.rank", port=1)
+            if beta.type.name != x.type.name:
+                raise ShapeError(f"Swish inputs must have the same type, got {x.type} and {beta.type}",
+                                 rule="port.type", port=1)
+        return [TensorInfo(x.shape, x.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        et = in_infos[0].type
+        x = as_work(inputs[0], et)
+        beta = as_work(inputs[1], et) if len(inputs) == 2 else x.dtype.type(1)
+        with np.errstate(all="ignore"):
+            one = x.dtype.type(1)
+            result = x / (one + np.exp(-(beta * x)))
+        return [finish(result, et)]
+
+
+@op("HSwish", 4)
+class HSwish(Unary):
+    def float_fn(self, x):
+        return x * np.minimum(np.maximum(x + x.dtype.type(3), x.dtype.type(0)), x.dtype.type(6)) / x.dtype.type(6)
+
+    def int_fn(self, x):
+        return c_cast(self.float_fn(x.astype(np.float64)), x.dtype)
+
+
+@op("HSigmoid", 5)
+class HSigmoid(Unary):
+    def float_fn(self, x):
+        return np.minimum(np.maximum(x + x.dtype.type(3), x.dtype.type(0)), x.dtype.type(6)) / x.dtype.type(6)
+
+    def int_fn(self, x):
+        return c_cast(self.float_fn(x.astype(np.float64)), x.dtype)
+
+
+@op("Mish", 4)
+class Mish(Unary):
+    """x * tanh(log(exp(x) + 1)): exp in the element type, the rest in double."""
+
+    types = "float"
+
+    def float_fn(self, x):
+        return x.astype(np.float64) * np.tanh(np.log(np.exp(x).astype(np.float64) + 1.0))
+
+
+@op("SoftPlus", 4)
+class SoftPlus(Unary):
+    """log(exp(x) + 1) below the threshold log(max of the type), x from it on."""
+
+    types = "float"
+
+    def float_fn(self, x):
+        threshold = np.log(np.finfo(x.dtype).max).astype(x.dtype)
+        return np.where(x < threshold, np.log(np.exp(x) + x.dtype.type(1)), x)
+
+
+# ---------------------------------------------------------------- PRelu
+
+@op("PRelu", 1)
+class PRelu(Op):
+    """x < 0 ? x * slope : x. A 1-D slope whose length equals the channel dim (axis 1, or 0 for a 1-D
+    input) runs along the channels; any other slope broadcasts numpy-style onto the data. OpenVINO
+    checks nothing at load (its kernel then reads out of bounds); irrun rejects a slope that does not
+    broadcast to the data's shape."""
+
+    num_inputs = (2, 2)
+
+    def slope_shape(self, data_shape, slope_shape):
+        if data_shape is None or slope_shape is None:
+            return slope_shape
+        channel = 1 if len(data_shape) > 1 else 0
+        if len(slope_shape) == 1 and len(data_shape) > 0 and data_shape[channel] is not None \
+                and data_shape[channel] == slope_shape[0]:
+            shape = [1] * len(data_shape)
+            shape[channel] = slope_shape[0]
+            return tuple(shape)
+        return tuple(slope_shape)
+
+    def infer(self, inputs):
+        data, slope = inputs
+        shape = self.slope_shape(data.shape, slope.shape)
+        channel_unknown = data.shape is not None and slope.shape is not None and len(slope.shape) == 1 \
+            and len(data.shape) > 0 and data.shape[1 if len(data.shape) > 1 else 0] is None
+        if data.shape is not None and shape is not None and not channel_unknown:
+            merged, ok = numpy_shape(data.shape, shape)
+            extra = len(shape) - len(data.shape)
+            if ok and extra > 0 and all(d == 1 for d in merged[:extra]):
+                merged = merged[extra:]
+            if not ok or (merged is not None and any(
+                    m is not None and d is not None and m != d for m, d in zip(merged, data.shape))) \
+                    or len(merged) != len(data.shape):
+                raise ShapeError(f"slope {shape_str(slope.shape)} does not broadcast to the data "
+                                 f"{shape_str(data.shape)}", rule="shape.broadcast", port=1)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x, slope = inputs
+        et = in_infos[0].type
+        shape = self.slope_shape(x.shape, slope.shape)
+        slope = slope.reshape(shape)
+        if slope.ndim > x.ndim:
+            slope = slope.reshape(slope.shape[slope.ndim - x.ndim:])
+        if et.is_float:
+            xw = as_work(x, et)
+            sw = slope.astype(xw.dtype, copy=False)
+            with np.errstate(all="ignore"):
+                result = np.where(xw < 0, xw * sw, xw)
+            return [finish(result, et)]
+        if slope.dtype != x.dtype:
+            slope = c_cast(slope.astype(np.float64), x.dtype) if slope.dtype.kind == "f" else slope.astype(x.dtype)
+        with np.errstate(all="ignore"):
+            result = np.where(x < 0, x * slope, x)
+        return [np.broadcast_to(result, x.shape).astype(x.dtype, copy=False)]
+
+
+# ---------------------------------------------------------------- Softmax, LogSoftmax
+
+class SoftmaxBase(Op):
+    axis = Int(default=1)
+    negative_axis = True
+    log = False
+
+    def infer(self, inputs):
+        (x,) = inputs
+        self.normalized_axis(x.rank)
+        return [TensorInfo(x.shape, x.type)]
+
+    def normalized_axis(self, rank):
+        if rank is None:
+            if not self.negative_axis and self.axis < 0:
+                raise ShapeError(f"axis {self.axis} is out of bounds", rule="attr.range")
+            return None
+        low = -rank if self.negative_axis else 0
+        high = max(rank - 1, 0)
+        if not low <= self.axis <= high:
+            raise ShapeError(f"axis {self.axis} is out of range [{low}, {high}] for rank {rank}", rule="attr.range")
+        return self.axis + rank if self.axis < 0 else self.axis
+
+    def run(self, inputs, in_infos, out_infos):
+        (x,) = inputs
+        et = in_infos[0].type
+        xw = as_work(x, et) if et.is_float else x.astype(np.float64)
+        if xw.ndim == 0:
+            result = self._compute(xw.reshape(1), 0).reshape(())
+        else:
+            result = self._compute(xw, self.normalized_axis(xw.ndim))
+        return [finish(result, et)]
+
+    def _compute(self, xw, axis):
+        with np.errstate(all="ignore"):
+            shifted = xw - np.max(xw, axis=axis, keepdims=True)
+            e = np.exp(shifted)
+            total = np.sum(e, axis=axis, keepdims=True)
+            return shifted - np.log(total) if self.log else e / total
+
+
+@op("Softmax", 1)
+class Softmax1(SoftmaxBase):
+    negative_axis = False
+
+
+@op("Softmax", 8)
+class Softmax8(SoftmaxBase):
+    pass
+
+
+@op("LogSoftmax", 5)
+class LogSoftmax5(SoftmaxBase):
+    log = True

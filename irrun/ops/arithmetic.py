@@ -37,8 +37,7 @@ def c_cast(x: np.ndarray, dtype) -> np.ndarray:
         if dtype.kind == "u" and dtype.itemsize == 8:
             big = t >= 2.0 ** 63
             low = _to_int64(np.where(big, t - 2.0 ** 63, t))
-            return np.where(big, low ^ np.int64(-2 ** 63), low).view(np.uint64) if low.ndim else \
-                np.uint64(np.int64(low ^ np.int64(-2 ** 63) if big else low).view(np.uint64))
+            return np.asarray(np.where(big, low ^ np.int64(-2 ** 63), low)).view(np.uint64)
         if dtype.itemsize == 8 or (dtype.kind == "u" and dtype.itemsize == 4):
             return _to_int64(t).astype(dtype)
         inside = (t >= -2.0 ** 31) & (t <= 2.0 ** 31 - 1)
@@ -58,6 +57,11 @@ def work_dtype(et: ElementType) -> np.dtype:
 def finish(result, et: ElementType) -> np.ndarray:
     """Round a float result to the element type and give it irrun's storage dtype."""
     result = np.asarray(result)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finish(result, et)
+
+
+def _finish(result, et):
     if et.name == "bf16":
         return round_to_bf16(result.astype(np.float32))
     if et.is_float:
@@ -189,7 +193,13 @@ class SquaredDifference(BinaryElementwise):
 @op("FloorMod", 1)
 class FloorMod(BinaryElementwise):
     def compute(self, a, b, et):
-        # x - y * floor(x / y), all in double (integer division by zero gives NaN, cast to the indefinite value)
+        if et.storage.kind == "u":
+            # unsigned: the integer remainder (by zero the reference faults)
+            if np.any(b == 0):
+                raise ExecutionError("integer modulo by zero", rule="input.divzero")
+            return np.mod(a, b)
+        # floats and signed integers: x - y * floor(x / y), all in double (so i64 beyond 2**53 loses
+        # precision, and a signed integer divisor 0 gives NaN, cast to the indefinite value)
         x, y = a.astype(np.float64), b.astype(np.float64)
         return x - y * np.floor(x / y)
 
@@ -281,7 +291,7 @@ class LogicalNot(Op):
 
     def run(self, inputs, in_infos, out_infos):
         (x,) = inputs
-        return [(x == 0).astype(x.dtype, copy=False)]
+        return [np.asarray(x == 0).astype(x.dtype, copy=False)]
 
 
 # ---------------------------------------------------------------- Select
