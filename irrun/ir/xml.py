@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from lxml import etree
@@ -10,6 +11,7 @@ from ..errors import ParseError
 from .model import Edge, IRDocument, Layer, Port
 
 MAX_XML_BYTES = 1 << 30
+_DOCTYPE = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
 SUPPORTED_IR_VERSIONS = (10, 11)
 
 
@@ -34,6 +36,9 @@ def read_xml(path) -> IRDocument:
         raise ParseError(f"cannot read the model file: {exc.strerror or exc}", file=path) from None
     if not data.strip():
         raise ParseError("the model file is empty", file=path)
+    if _DOCTYPE.search(data):
+        raise ParseError("a DOCTYPE or ENTITY declaration is not allowed in an IR file (entities are never "
+                         "expanded)", file=path, rule="file.doctype")
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:

@@ -53,7 +53,7 @@ class AvgPool1(Op):
     pads_begin = Ints()
     pads_end = Ints()
     kernel = Ints()
-    exclude_pad = _Hyphenated("exclude-pad", default=False)
+    exclude_pad = _Hyphenated("exclude-pad", default=True)  # what OpenVINO assumes when absent
     rounding_type = Enum("floor", "ceil", default="floor")
     auto_pad = Enum(*AUTO_PADS, default="explicit")
 
@@ -243,12 +243,10 @@ class ROIAlign3(Op):
         require_rank(batch_indices.shape, (1,), "batch indices", 2)
         if not batch_indices.type.is_integer:
             raise ShapeError(f"batch indices must be integers, got {batch_indices.type}", rule="port.type", port=2)
-        if self.pooled_h <= 0 or self.pooled_w <= 0:
-            raise ShapeError(f"pooled size ({self.pooled_h}, {self.pooled_w}) must be positive", rule="attr.range")
-        if self.sampling_ratio < 0:
-            raise ShapeError(f"sampling_ratio {self.sampling_ratio} must not be negative", rule="attr.range")
-        if not self.spatial_scale > 0:
-            raise ShapeError(f"spatial_scale {self.spatial_scale} must be positive", rule="attr.range")
+        # OpenVINO's shape inference accepts any sampling_ratio and spatial_scale, and a zero pooled size
+        # (an empty output); a negative pooled size becomes a dynamic dim there, an error here.
+        if self.pooled_h < 0 or self.pooled_w < 0:
+            raise ShapeError(f"pooled size ({self.pooled_h}, {self.pooled_w}) is negative", rule="attr.range")
         num_rois = None if rois.shape is None else rois.shape[0]
         if batch_indices.shape is not None:
             count = batch_indices.shape[0]
@@ -261,6 +259,8 @@ class ROIAlign3(Op):
 
     def run(self, inputs, in_infos, out_infos):
         features, rois, batch_indices = inputs
+        if self.sampling_ratio < 0:
+            raise ExecutionError(f"sampling_ratio {self.sampling_ratio} is negative", rule="attr.range")
         batch_ids = batch_indices.astype(np.int64)
         bad = (batch_ids < 0) | (batch_ids >= features.shape[0])
         if bad.any():
@@ -288,7 +288,7 @@ def roi_align(features, rois, batch_ids, pooled_h, pooled_w, sampling_ratio, spa
     _, channels, height, width = features.shape
     dtype = features.dtype
     out = np.zeros((num_rois, channels, pooled_h, pooled_w), dtype=dtype)
-    if num_rois == 0 or channels == 0:
+    if out.size == 0:
         return out
     ctype = np.float64 if dtype == np.float64 else np.float32
     boxes = rois.astype(ctype)

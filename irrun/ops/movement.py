@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from .attrs import Enum, Int, Ints
 from .registry import Op, TensorInfo, op
-from .shape_ops import int_values, merge_dim, normalize_axis, one_dim_length, require_max_rank, scalar_axis
+from .shape_ops import contiguous, int_values, merge_dim, normalize_axis, one_dim_length, require_max_rank, scalar_axis
 from .shapes import require_rank, shape_str
 
 
@@ -49,7 +49,7 @@ class Transpose1(Op):
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]
         order = np.asarray(inputs[1]).astype(np.int64).reshape(-1).tolist() or list(range(x.ndim))[::-1]
-        return [np.ascontiguousarray(np.transpose(x, order))]
+        return [contiguous(np.transpose(x, order))]
 
 
 # ---------------------------------------------------------------- Concat
@@ -123,7 +123,7 @@ class Split1(Op):
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]
         axis = normalize_axis(int(np.asarray(inputs[1]).reshape(-1)[0]), x.ndim)
-        return [np.ascontiguousarray(p) for p in np.split(x, self.num_splits, axis=axis)]
+        return [contiguous(p) for p in np.split(x, self.num_splits, axis=axis)]
 
 
 @op("VariadicSplit", 1)
@@ -175,7 +175,7 @@ class VariadicSplit1(Op):
         outs = []
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             index[axis] = slice(int(lo), int(hi))
-            outs.append(np.ascontiguousarray(x[tuple(index)]))
+            outs.append(contiguous(x[tuple(index)]))
         return outs
 
 
@@ -361,10 +361,36 @@ class ScatterUpdate3(Op):
 
 # ---------------------------------------------------------------- Slice
 
+def slice_range(dim, start, stop, step) -> range:
+    """The indices OpenVINO's Slice/StridedSlice select on an axis of size `dim`: a negative start or stop
+    counts from the end, then start is clipped to [0, dim] (step > 0) or [0, dim - 1] (step < 0), stop to
+    [0, dim] or [-1, dim]. Unlike Python, a negative step with a start before the beginning still takes
+    element 0. None stands for a masked bound (the whole extent in the step's direction)."""
+    if start is None:
+        first = 0 if step > 0 else dim - 1
+    else:
+        first = start + dim if start < 0 else start
+        first = min(max(first, 0), dim if step > 0 else dim - 1)
+    if stop is None:
+        last = dim if step > 0 else -1
+    else:
+        last = stop + dim if stop < 0 else stop
+        last = min(max(last, 0 if step > 0 else -1), dim)
+    if dim == 0:
+        return range(0)
+    return range(first, last, step)
+
+
 def slice_length(dim, start, stop, step):
-    if dim is None:
-        return None
-    return len(range(*slice(start, stop, step).indices(dim)))
+    return None if dim is None else len(slice_range(dim, start, stop, step))
+
+
+def as_slice(r: range) -> slice:
+    """A numpy slice selecting the indices of `r` (non-negative bounds, None for 'through index 0')."""
+    if len(r) == 0:
+        return slice(0, 0)
+    end = r[-1] + (1 if r.step > 0 else -1)
+    return slice(r[0], end if end >= 0 else None, r.step)
 
 
 @op("Slice", 8)
@@ -416,17 +442,9 @@ class Slice8(Op):
 
     def run(self, inputs, in_infos, out_infos):
         index = self.plan(in_infos)
-        return [np.ascontiguousarray(inputs[0][tuple(_clamped(sl, d) for sl, d in zip(index, inputs[0].shape))])]
-
-
-def _clamped(sl, dim):
-    """A slice numpy accepts (bounded ints) with the same meaning."""
-    if sl == slice(None):
-        return sl
-    start, stop, step = sl.indices(dim)
-    if step < 0 and stop < 0:
-        stop = None
-    return slice(start, stop, step)
+        x = inputs[0]
+        return [contiguous(x[tuple(sl if sl == slice(None) else as_slice(slice_range(d, sl.start, sl.stop, sl.step))
+                                   for sl, d in zip(index, x.shape))])]
 
 
 # ---------------------------------------------------------------- StridedSlice
@@ -517,8 +535,8 @@ class StridedSlice1(Op):
             elif item[0] == "index":
                 index.append(item[2])
             else:
-                index.append(_clamped(slice(*item[2:]), x.shape[item[1]]))
-        return [np.ascontiguousarray(x[tuple(index)])]
+                index.append(as_slice(slice_range(x.shape[item[1]], *item[2:])))
+        return [contiguous(x[tuple(index)])]
 
 
 # ---------------------------------------------------------------- Pad
@@ -653,7 +671,7 @@ class DepthToSpace1(Op):
         else:
             y = x.reshape(n, cc, *([bs] * k), *spatial)
             order = [0, 1] + [a for i in range(k) for a in (k + 2 + i, 2 + i)]
-        return [np.ascontiguousarray(y.transpose(order)).reshape(out_infos[0].shape)]
+        return [contiguous(y.transpose(order)).reshape(out_infos[0].shape)]
 
 
 @op("SpaceToDepth", 1)
@@ -688,4 +706,4 @@ class SpaceToDepth1(Op):
         blocks = [3 + 2 * i for i in range(k)]
         positions = [2 + 2 * i for i in range(k)]
         order = [0] + blocks + [1] + positions if self.mode == "blocks_first" else [0, 1] + blocks + positions
-        return [np.ascontiguousarray(y.transpose(order)).reshape(out_infos[0].shape)]
+        return [contiguous(y.transpose(order)).reshape(out_infos[0].shape)]

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
-from .attrs import Bool, Enum, Int, Type
+from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
 from .shapes import shape_str
@@ -18,6 +18,11 @@ I64 = ELEMENT_TYPES["i64"]
 
 
 # ---------------------------------------------------------------- helpers shared with movement.py
+
+def contiguous(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous array of the same shape (np.ascontiguousarray turns 0-d into 1-d)."""
+    return a if a.flags.c_contiguous else np.array(a, order="C")
+
 
 def int_values(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
     """A constant integer input as an int64 array (None when not known); refuses non-integer types."""
@@ -289,27 +294,24 @@ def range_length(start, stop, step, integral, step_allows_zero):
             raise ShapeError(f"'{what}' cannot be NaN or infinite", rule="attr.range")
         values.append(v)
     start, stop, step = values
-    if step == 0 and not step_allows_zero:
-        raise ShapeError("'step' cannot be zero", rule="attr.range")
     if integral:
         start, stop, step = math.trunc(start), math.trunc(stop), math.trunc(step)
     if (step > 0 and start >= stop) or (step < 0 and start <= stop):
         span = 0.0
     else:
         span = float(stop) - float(start)
-    if step == 0:
-        return 0 if span == 0 else None
+    if step == 0:  # a fractional step truncated to 0 for an integer output: OpenVINO gives 0 elements
+        return 0
     return int(np.uint32(math.ceil(abs(span) / abs(float(step))) % (1 << 32)))
 
 
 def range_values(start, step, count, out_type):
     dtype = out_type.storage
     if out_type.is_float:
-        i = np.arange(count).astype(dtype)
-        if dtype == np.float16:
-            prod = (i.astype(np.float32) * np.float32(step)).astype(np.float16)
-            return (prod.astype(np.float32) + np.float32(start)).astype(np.float16)
-        return (dtype.type(start) + i * dtype.type(step)).astype(dtype)
+        # f16/bf16 compute in f32 and round once; f32/f64 in their own type.
+        work = np.float64 if dtype == np.float64 else np.float32
+        i = np.arange(count).astype(work)
+        return (work(work(start) + i * work(step))).astype(dtype)
     i = np.arange(count, dtype=np.uint64 if dtype.kind == "u" else np.int64)
     with np.errstate(over="ignore"):
         wide = i.dtype.type
@@ -342,6 +344,8 @@ class Range1(Op):
                   enumerate(zip(inputs, ("start", "stop", "step")))]
         if any(v is None for v in values):
             return [TensorInfo((None,), out_type)]
+        if float(values[2]) == 0:
+            raise ShapeError("'step' cannot be zero", rule="attr.range", port=2)
         values = [self.cast(v, info.type, out_type) for v, info in zip(values, inputs)]
         length = range_length(*values, out_type.is_integer, self.step_allows_zero)
         return [TensorInfo((length,), out_type)]
@@ -371,6 +375,10 @@ class Range4(Range1):
         return et
 
     def cast(self, value, src, dst):
+        """Integer outputs take the inputs cast (truncated, wrapped) to the output type; float outputs
+        compute from the input values in f32 (f64 for an f64 output) and round once."""
+        if dst.is_float:
+            return value
         return _cast_scalar(value, src, dst)
 
 
@@ -452,24 +460,31 @@ class Broadcast1(Op):
             return self.pdpd_shape(data.shape, target)
         return self.explicit_shape(data.shape, target, inputs[2])
 
-    def pdpd_shape(self, in_shape, target):
+    def pdpd_start(self, in_rank, out_rank):
         axis = self.pdpd_axis()
-        if len(in_shape) > len(target):
-            raise ShapeError(f"input rank {len(in_shape)} exceeds the target rank {len(target)}",
+        start = out_rank - in_rank if axis == -1 else axis
+        if start < 0:
+            raise ShapeError(f"pdpd start axis {start} is negative (input rank {in_rank}, target rank {out_rank})",
                              rule="shape.broadcast")
-        start = len(target) - len(in_shape) if axis == -1 else axis
-        trimmed = list(in_shape)
-        while trimmed and trimmed[-1] == 1:
-            trimmed.pop()
-        if start < 0 or start + len(trimmed) > len(target):
-            raise ShapeError(f"pdpd axis {axis} does not fit input {shape_str(in_shape)} into "
-                             f"{shape_str(target)}", rule="shape.broadcast")
-        for i, d in enumerate(trimmed):
-            t = target[start + i]
-            if d is not None and d != 1 and d != t:
+        return start
+
+    def pdpd_shape(self, in_shape, target):
+        """From the start axis on, a target dim 1 takes the input's dim, an input dim 1 the target's."""
+        start = self.pdpd_start(len(in_shape), len(target))
+        if len(in_shape) < len(target) - start:
+            raise ShapeError(f"input {shape_str(in_shape)} is too short for {shape_str(target)} from axis {start}",
+                             rule="shape.broadcast")
+        out = list(target)
+        for i in range(start, len(target)):
+            d, t = in_shape[i - start], target[i]
+            if d == 1:
+                continue
+            if t == 1:
+                out[i] = d
+            elif d is not None and d != t:
                 raise ShapeError(f"input {shape_str(in_shape)} does not broadcast to {shape_str(target)} "
                                  f"from axis {start}", rule="shape.broadcast")
-        return tuple(target)
+        return tuple(out)
 
     def explicit_shape(self, in_shape, target, mapping_info):
         require_max_rank(mapping_info, 1, "axes_mapping", 2)
@@ -505,20 +520,19 @@ class Broadcast1(Op):
                 shape[a] = d
             x = x.reshape(shape)
         elif mode == "pdpd":
-            axis = self.pdpd_axis()
-            start = len(out_shape) - x.ndim if axis == -1 else axis
-            dims = list(x.shape)
-            while dims and dims[-1] == 1:
-                dims.pop()
-            shape = [1] * len(out_shape)
-            shape[start:start + len(dims)] = dims
-            x = x.reshape(shape)
-        return [np.ascontiguousarray(np.broadcast_to(x, out_shape))]
+            start = self.pdpd_start(x.ndim, len(out_shape))
+            dims = list(x.shape[:len(out_shape) - start])
+            x = x.reshape([1] * start + dims)
+        return [contiguous(np.broadcast_to(x, out_shape))]
 
 
 @op("Broadcast", 3)
 class Broadcast3(Broadcast1):
+    """Read from IR, pdpd mode starts at axis 0 (BroadcastModeSpec's default), not numpy-aligned."""
     mode = Enum("numpy", "explicit", "bidirectional", "pdpd", default="numpy")
+
+    def pdpd_axis(self):
+        return 0
 
 
 # ---------------------------------------------------------------- Tile
