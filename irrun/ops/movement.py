@@ -107,6 +107,7 @@ class Split1(Op):
         data, axis_info = inputs
         if self.num_splits <= 0:
             raise ShapeError(f"num_splits {self.num_splits} must be positive", rule="attr.range")
+        self.check_output_count(self.num_splits)
         axis = scalar_axis(axis_info, data.rank, 1)
         if data.shape is None:
             return [TensorInfo(None, data.type)] * self.num_splits
@@ -139,8 +140,10 @@ class VariadicSplit1(Op):
             n = one_dim_length(lengths_info)
             if n is None:
                 raise ShapeError("split_lengths has an unknown number of values", rule="port.dims", port=2)
+            self.check_output_count(n)
             rank = data.rank
             return [TensorInfo(None if rank is None else (None,) * rank, data.type)] * n
+        self.check_output_count(lengths.size)
         lengths = lengths.reshape(-1).tolist()
         if lengths.count(-1) > 1:
             raise ShapeError(f"split_lengths {lengths} has more than one -1", rule="attr.value", port=2)

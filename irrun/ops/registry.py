@@ -86,6 +86,13 @@ class Op:
             expected = str(low) if low == high else f"{low} to {high}"
             raise ShapeError(f"has {count} inputs, expects {expected}", rule="port.count")
 
+    def check_output_count(self, count: int) -> None:
+        """Ops whose output count comes from data (Split, VariadicSplit) may not exceed the layer's ports."""
+        declared = len(self.layer.outputs) if self.layer is not None else None
+        if declared is not None and count > declared:
+            raise ShapeError(f"would produce {count} outputs; the layer declares {declared} output ports",
+                             rule="port.count")
+
     def reserve(self, nbytes: int, what: str) -> None:
         """Check a kernel's temporary allocation against the memory budget before making it."""
         if self.context.budget is not None:
