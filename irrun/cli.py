@@ -162,5 +162,10 @@ def format_summary(results: dict) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
+from .cli_check import check_command  # noqa: E402
+
+cli.add_command(check_command)
+
+
 def main():
     cli(prog_name="irrun")

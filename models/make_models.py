@@ -368,7 +368,12 @@ def write_readme(rows):
         "OpenVINO's reference formula on 15 of its 384 elements. Every other output is exact.",
         "",
     ]
-    (HERE / "README.md").write_text("\n".join(lines))
+    readme = HERE / "README.md"
+    # Keep the section models/make_torch_models.py writes after its marker.
+    marker = "<!-- torch-models:begin"
+    previous = readme.read_text() if readme.exists() else ""
+    tail = previous[previous.index(marker):] if marker in previous else ""
+    readme.write_text("\n".join(lines) + ("\n" + tail if tail else ""))
 
 
 def main():

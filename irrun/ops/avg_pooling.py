@@ -50,8 +50,8 @@ def _divide(total, count, dtype, rounding=np.rint):
 @op("AvgPool", 1)
 class AvgPool1(Op):
     strides = Ints()
-    pads_begin = Ints()
-    pads_end = Ints()
+    pads_begin = Ints(min=0)
+    pads_end = Ints(min=0)
     kernel = Ints()
     exclude_pad = _Hyphenated("exclude-pad", default=True)  # what OpenVINO assumes when absent
     rounding_type = Enum("floor", "ceil", default="floor")

@@ -77,8 +77,8 @@ def check_pool_attributes(op_, rank):
 @op("MaxPool", 1)
 class MaxPool1(Op):
     strides = Ints()
-    pads_begin = Ints()
-    pads_end = Ints()
+    pads_begin = Ints(min=0)
+    pads_end = Ints(min=0)
     kernel = Ints()
     rounding_type = Enum("floor", "ceil", default="floor")
     auto_pad = Enum(*AUTO_PADS, default="explicit")
@@ -103,6 +103,8 @@ class MaxPool1(Op):
     def infer(self, inputs):
         (data,) = inputs
         require_rank(data.shape, (3, 4, 5))
+        if data.type.name == "boolean":  # the spec allows float and integer data; OpenVINO forgets to check
+            raise ShapeError("data must be a float or integer type, got boolean", rule="port.type", port=0)
         rank = len(self.kernel) + 2 if data.shape is None else len(data.shape)
         check_pool_attributes(self, rank)
         self.check_axis(rank)
@@ -373,7 +375,7 @@ class ROIPooling2(Op):
                              rule="port.type", port=1)
         if rois.shape is not None and rois.shape[1] not in (None, 5):
             raise ShapeError(f"ROIs shape {shape_str(rois.shape)} must be [num_rois, 5]", rule="port.dims", port=1)
-        if self.spatial_scale <= 0:
+        if not self.spatial_scale > 0:
             raise ShapeError(f"spatial_scale {self.spatial_scale} must be positive", rule="attr.range")
         channels = None if data.shape is None else data.shape[1]
         num_rois = None if rois.shape is None else rois.shape[0]
