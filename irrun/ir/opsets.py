@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .opset_tables import OPSETS
 
-LEGACY_NAMES = {"const": "Constant", "relu": "Relu", "prelu": "PRelu", "softmax": "Softmax"}
+LEGACY_NAMES = {"relu": "Relu", "prelu": "PRelu", "softmax": "Softmax"}
 
 # OpenVINO reads these (opset name, type) pairs from another opset.
 _OPSET_OVERRIDES = {
@@ -25,13 +25,21 @@ _CANONICAL = {name.lower(): name for table in OPSETS.values() for name in table}
 
 
 def canonical_type(type_name: str) -> str:
+    """Types match case-insensitively, except that a weights-backed constant is spelled exactly `Const`:
+    OpenVINO refuses `const` and reads `Constant` without its data."""
+    if type_name == "Const":
+        return "Constant"
     key = type_name.lower()
+    if key == "const":
+        return type_name
     return LEGACY_NAMES.get(key) or _CANONICAL.get(key, type_name)
 
 
 def resolve(type_name: str, opset: str) -> tuple[str, int | None]:
     """(canonical type, spec op version), the version None when the opset does not contain the type."""
     op_type = canonical_type(type_name)
+    if op_type.lower() == "constant" and type_name != "Const":
+        return type_name, None
     opset = opset.strip()
     if opset in _EXPERIMENTAL_OPSETS and (op_type.startswith("ExperimentalDetectron") or op_type in _EXPERIMENTAL_TYPES):
         opset = "opset6"

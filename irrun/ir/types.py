@@ -24,10 +24,16 @@ class ElementType:
 
     def nbytes(self, count: int) -> int:
         """Bytes that `count` packed elements take in a .bin (Python ints: no overflow)."""
+        if self.name in GROUPED:  # u3 and u6 are stored in whole 3-byte groups
+            per_group = GROUPED[self.name]
+            return 3 * ((count + per_group - 1) // per_group)
         return (count * self.bits + 7) // 8
 
     def __str__(self) -> str:
         return self.name
+
+
+GROUPED = {"u3": 8, "u6": 4}  # elements per 3-byte group
 
 
 def _et(name, bits, storage, is_float=False, is_signed=True):

@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from ..errors import WeightsError
-from .types import ElementType
+from .types import GROUPED, ElementType
 
 
 class WeightsFile:
@@ -57,6 +57,8 @@ def decode(raw: memoryview, et: ElementType, count: int) -> np.ndarray:
         return (halves << 16).view(np.float32)
     if et.bits == 8:
         return _BYTE_TABLES[et.name][np.frombuffer(raw, dtype=np.uint8, count=count)]
+    if et.name in GROUPED:
+        return _unpack_grouped(np.frombuffer(raw, dtype=np.uint8, count=et.nbytes(count)), et.name, count)
     codes = _unpack_low_first(np.frombuffer(raw, dtype=np.uint8, count=et.nbytes(count)), et.bits, count) \
         if et.name != "u1" else np.unpackbits(np.frombuffer(raw, dtype=np.uint8), count=count, bitorder="big")
     if et.name == "i4":
@@ -64,6 +66,21 @@ def decode(raw: memoryview, et: ElementType, count: int) -> np.ndarray:
     if et.name in _NIBBLE_TABLES:
         return _NIBBLE_TABLES[et.name][codes]
     return codes
+
+
+def _unpack_grouped(data: np.ndarray, name: str, count: int) -> np.ndarray:
+    """u3: per 3 bytes, eight 2-bit low parts (first element in the high bits) then eight high bits;
+    u6: per 3 bytes, four 4-bit low parts (first element in the high nibble) then four 2-bit high parts."""
+    groups = data.reshape(-1, 3)
+    if name == "u3":
+        low = (groups[:, :2, None] >> np.array([6, 4, 2, 0], dtype=np.uint8)) & 3
+        high = np.unpackbits(groups[:, 2:3], axis=1, bitorder="big")
+        values = (high << 2) | low.reshape(-1, 8)
+    else:
+        low = (groups[:, :2, None] >> np.array([4, 0], dtype=np.uint8)) & 15
+        high = (groups[:, 2:3] >> np.array([6, 4, 2, 0], dtype=np.uint8)) & 3
+        values = (high << 4) | low.reshape(-1, 4)
+    return values.reshape(-1)[:count].astype(np.uint8)
 
 
 def _unpack_low_first(data: np.ndarray, bits: int, count: int) -> np.ndarray:
@@ -74,7 +91,7 @@ def _unpack_low_first(data: np.ndarray, bits: int, count: int) -> np.ndarray:
 
 
 _NATIVE = {"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"}
-_UNSUPPORTED = {"string", "dynamic", "u3", "u6"}
+_UNSUPPORTED = {"string", "dynamic"}
 
 
 def _f8_table(exp_bits: int, man_bits: int, bias: int, ieee_special: bool) -> np.ndarray:
