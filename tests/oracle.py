@@ -29,6 +29,7 @@ Two executors are offered:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -209,7 +210,7 @@ def build(
         directory = tempfile.mkdtemp(prefix="irrun_oracle_")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    feeds = {k: np.ascontiguousarray(v) for k, v in inputs.items()}
+    feeds = {k: np.require(v, requirements="C") for k, v in inputs.items()}
     params = {k: parameter(k, v.shape, v.dtype) for k, v in feeds.items()}
     node = make(params)
     outputs = node.outputs() if isinstance(node, ov.Node) else list(node)
@@ -240,12 +241,12 @@ def _alloc(output) -> ov.Tensor:
     et = output.get_element_type()
     if ps.is_static:
         return ov.Tensor(et, output.get_shape())
-    return ov.Tensor(et, ov.Shape([0] * ps.rank.get_length()))
+    return ov.Tensor(et, ov.Shape([0] * (ps.rank.get_length() if ps.rank.is_static else 1)))
 
 
 def evaluate_node(node: ov.Node, inputs: Sequence[ov.Tensor | np.ndarray]) -> list[np.ndarray]:
     """Run one node's core reference kernel: ``node.evaluate(outs, ins)``."""
-    ins = [t if isinstance(t, ov.Tensor) else ov.Tensor(np.ascontiguousarray(t)) for t in inputs]
+    ins = [t if isinstance(t, ov.Tensor) else ov.Tensor(np.require(t, requirements="C")) for t in inputs]
     outs = [_alloc(o) for o in node.outputs()]
     ok = node.evaluate(outs, ins)
     if not ok:
@@ -254,7 +255,14 @@ def evaluate_node(node: ov.Node, inputs: Sequence[ov.Tensor | np.ndarray]) -> li
             f"evaluate() returned False for inputs "
             f"{[i.get_element_type().get_type_name() for i in ins]}"
         )
-    return [np.array(t.data, copy=True) for t in outs]
+    results = []
+    for out, tensor in zip(node.outputs(), outs):
+        array = np.array(tensor.data, copy=True)
+        if out.get_partial_shape().is_static:  # evaluate() hands a scalar back as shape (1,)
+            shape = tuple(out.get_shape())
+            array = array.reshape(shape) if array.size == math.prod(shape) else np.zeros(shape, array.dtype)
+        results.append(array)
+    return results
 
 
 def run_reference(built: Built | ov.Model, feeds: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
@@ -272,7 +280,7 @@ def run_reference(built: Built | ov.Model, feeds: Sequence[np.ndarray] | None = 
     assert feeds is not None
     values: dict[tuple[int, int], ov.Tensor] = {}
     for p, f in zip(model.get_parameters(), feeds):
-        values[(p.get_instance_id(), 0)] = ov.Tensor(np.ascontiguousarray(f))
+        values[(p.get_instance_id(), 0)] = ov.Tensor(np.require(f, requirements="C"))
     for node in model.get_ordered_ops():
         tname = node.get_type_name()
         if tname == "Parameter":
@@ -286,7 +294,7 @@ def run_reference(built: Built | ov.Model, feeds: Sequence[np.ndarray] | None = 
             continue
         outs = evaluate_node(node, ins)
         for k, (o, arr) in enumerate(zip(node.outputs(), outs)):
-            t = ov.Tensor(np.ascontiguousarray(arr))
+            t = ov.Tensor(np.require(arr, requirements="C"))
             if t.get_element_type() != o.get_element_type():
                 raise OracleUnsupported(f"cannot hold {o.get_element_type()} in numpy")
             values[(node.get_instance_id(), k)] = t
@@ -335,7 +343,7 @@ def run_cpu(
     except Exception as e:  # noqa: BLE001
         raise OracleUnsupported("CPU plugin: " + str(e).strip().splitlines()[-1]) from e
     req = compiled.create_infer_request()
-    res = req.infer([np.ascontiguousarray(f) for f in feeds])
+    res = req.infer([np.require(f, requirements="C") for f in feeds])
     outs = []
     for i, o in enumerate(compiled.outputs):
         a = np.array(res[o], copy=True)

@@ -14,7 +14,7 @@ import irrun
 from irrun import cli_check
 from irrun.check import Report, check
 from irrun.cli import cli
-from irrun.errors import GraphError, IRError
+from irrun.errors import GraphError
 from irrun.ops.pooling import MaxPool8
 
 from irbuild import IRBuilder

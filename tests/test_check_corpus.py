@@ -9,7 +9,6 @@ be reported with the expected rule id on the expected layer."""
 from __future__ import annotations
 
 import random
-import shutil
 from pathlib import Path
 
 import numpy as np

@@ -37,26 +37,7 @@ def run_irrun(built, context=""):
     return model.run(built.feed_dict)
 
 
-def reference(built):
-    """Evaluate the read-back model node by node with the core reference kernels, scalars kept 0-d."""
-    values = {}
-    for p, f in zip(built.model.get_parameters(), built.feeds):
-        values[(p.get_instance_id(), 0)] = np.array(f, copy=True)
-    for node in built.model.get_ordered_ops():
-        kind = node.get_type_name()
-        if kind == "Parameter":
-            continue
-        ins = [values[(i.get_source_output().get_node().get_instance_id(), i.get_source_output().get_index())]
-               for i in node.inputs()]
-        if kind == "Result":
-            values[(node.get_instance_id(), 0)] = ins[0]
-            continue
-        outs = O.evaluate_node(node, [ov.Tensor(np.array(a, copy=True)) for a in ins])
-        for k, arr in enumerate(outs):
-            shape = tuple(node.get_output_shape(k))
-            values[(node.get_instance_id(), k)] = (arr.reshape(shape) if math.prod(shape)
-                                                   else np.zeros(shape, arr.dtype))
-    return [values[(r.get_instance_id(), 0)] for r in built.model.get_results()]
+reference = O.run_reference
 
 
 def axes_const(values, dtype=np.int64):

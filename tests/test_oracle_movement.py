@@ -39,32 +39,7 @@ def rand(rng, shape, dtype):
     return np.asarray(rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True))
 
 
-def reference(built):
-    """oracle.run_reference, except that 0-d tensors stay 0-d: run_reference passes every intermediate
-    through np.ascontiguousarray, which turns a scalar Constant (an axis, Range's start) into shape [1]."""
-    model = built.model
-    values = {}
-    for p, f in zip(model.get_parameters(), built.feeds):
-        values[(p.get_instance_id(), 0)] = ov.Tensor(np.require(f, requirements="C"))
-    for node in model.get_ordered_ops():
-        kind = node.get_type_name()
-        if kind == "Parameter":
-            continue
-        ins = [values[(i.get_source_output().get_node().get_instance_id(), i.get_source_output().get_index())]
-               for i in node.inputs()]
-        if kind == "Result":
-            values[(node.get_instance_id(), 0)] = ins[0]
-            continue
-        outs = []
-        for o in node.outputs():  # oracle._alloc fails on a dynamic rank (an axes input fed at run time)
-            ps = o.get_partial_shape()
-            shape = o.get_shape() if ps.is_static else ov.Shape([0] * (ps.rank.get_length() if ps.rank.is_static else 1))
-            outs.append(ov.Tensor(o.get_element_type(), shape))
-        if not node.evaluate(outs, ins):
-            raise O.OracleUnsupported(f"{node.get_type_name()}: evaluate() returned False")
-        for k, t in enumerate(outs):
-            values[(node.get_instance_id(), k)] = ov.Tensor(np.array(t.data, copy=True))
-    return [np.array(values[(r.get_instance_id(), 0)].data, copy=True) for r in model.get_results()]
+reference = O.run_reference
 
 
 def check(make, inputs, context, *, oracle="reference", patch=None):
