@@ -11,6 +11,8 @@ import numpy as np
 
 from . import load
 from .budget import parse_size
+from .cli_check import check_command
+from .cli_debug import RunTools, compare_command, info_command, run_tool_options
 from .errors import InputError, IRError
 
 EXIT_MODEL_ERROR = 1
@@ -52,19 +54,23 @@ def _size(ctx, param, value):
 @click.option("--max-memory", callback=_size, metavar="SIZE",
               help="Memory budget for weights and tensors, e.g. 2G (default: half of physical memory).")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
-def run(model, input_specs, output, max_memory, debug):
+@run_tool_options
+def run(model, input_specs, output, max_memory, debug, **tool_options):
     """Run MODEL (a model.xml with its .bin beside it) on the given inputs."""
     with _errors_reported(debug):
+        tools = RunTools(**tool_options)
         loaded = load(model, max_memory=max_memory)
         try:
-            feeds = bind_inputs(loaded, input_specs)
+            feeds = bind_inputs(loaded, input_specs, allow_missing=tools.random_input)
+            feeds = tools.complete_inputs(loaded, feeds)
         except IRError as exc:
             raise exc.located(file=model) from None
-        results = loaded.run(feeds)
+        results = tools.run(loaded, feeds)
         if output:
             _save_outputs(output, results)
         else:
             click.echo(format_summary(results))
+        tools.report()
 
 
 class _errors_reported:
@@ -100,8 +106,9 @@ def _load_array_file(path: str):
         raise InputError(f"cannot read input file {path} as .npy/.npz: {' '.join(str(exc).split())}") from None
 
 
-def bind_inputs(model, specs) -> dict:
-    """Resolve -i options to {input name: array} following the model's input order."""
+def bind_inputs(model, specs, allow_missing: bool = False) -> dict:
+    """Resolve -i options to {input name: array} following the model's input order (with `allow_missing`,
+    inputs left unbound are left out rather than an error: --random-input fills them)."""
     names = {name: desc.name for desc in model.inputs for name in desc.names}
     feeds: dict[str, np.ndarray] = {}
 
@@ -136,7 +143,7 @@ def bind_inputs(model, specs) -> dict:
             raise InputError(f"no model input is named {name!r} (inputs: {', '.join(d.name for d in model.inputs)})")
         bind(names[name], loaded, path)
     missing = [d.name for d in model.inputs if d.name not in feeds]
-    if missing:
+    if missing and not allow_missing:
         raise InputError(f"no value given for input(s) {', '.join(map(repr, missing))}; use -i NAME=file.npy")
     return feeds
 
@@ -162,9 +169,8 @@ def format_summary(results: dict) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-from .cli_check import check_command  # noqa: E402
-
-cli.add_command(check_command)
+for command in (check_command, compare_command, info_command):
+    cli.add_command(command)
 
 
 def main():

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     normalization,
     pooling,
     reduction,
+    roi_pooling,
     sequence,
     shape_ops,
 )

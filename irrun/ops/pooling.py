@@ -1,6 +1,6 @@
-"""Pooling: MaxPool-1/8/14, AdaptiveMaxPool-8, ROIPooling-2.
+"""Max pooling: MaxPool-1/8/14 and AdaptiveMaxPool-8, and the window geometry the pooling ops share.
 
-Kernels loop in Python over kernel offsets (or ROI chunks), never over elements."""
+Kernels loop in Python over kernel offsets, never over elements."""
 from __future__ import annotations
 
 import itertools
@@ -10,9 +10,9 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES, lowest
-from .attrs import Enum, Float, Int, Ints, Str, Type
+from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, numel, require_rank, shape_str
+from .shapes import as_index_array, numel, require_rank
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 
@@ -334,174 +334,3 @@ def _nan_aware_window_max(windows, n, lengths):
     values = np.take_along_axis(row_values, best_row[..., None], axis=-1)[..., 0]
     local = list(np.unravel_index(best_row, lengths[:-1])) + [best_column] if n > 1 else [best_column]
     return local, values
-
-
-# ---------------------------------------------------------------- ROIPooling
-
-ROI_GATHER_ELEMENTS = 1 << 24  # gather this many elements at most per chunk of ROIs
-
-
-@op("ROIPooling", 2)
-class ROIPooling2(Op):
-    # OpenVINO reads output_size, then output_roi over it, then pooled_h / pooled_w over its elements.
-    output_size = Ints(default=None)
-    output_roi = Ints(default=None)
-    pooled_h = Int(default=None)
-    pooled_w = Int(default=None)
-    spatial_scale = Float()
-    method = Str("max", "bilinear", default="max")
-    num_inputs = (2, 2)
-
-    def pooled_size(self):
-        size = list(self.output_roi or self.output_size or ())
-        for axis, value in enumerate((self.pooled_h, self.pooled_w)):
-            if value is not None:
-                if len(size) <= axis:
-                    size += [None] * (axis + 1 - len(size))
-                size[axis] = value
-        if len(size) != 2 or None in size:
-            raise ShapeError(f"pooled size {size} must have two values (pooled_h, pooled_w or output_size)",
-                             rule="attr.missing" if not size else "attr.length")
-        if min(size) < 1:
-            raise ShapeError(f"pooled size {size} must be positive", rule="attr.range")
-        return tuple(size)
-
-    def infer(self, inputs):
-        data, rois = inputs
-        require_rank(data.shape, (4,), "feature map", 0)
-        require_rank(rois.shape, (2,), "ROIs", 1)
-        if not data.type.is_float or data.type != rois.type:
-            raise ShapeError(f"feature map and ROIs must share one float type, got {data.type} and {rois.type}",
-                             rule="port.type", port=1)
-        if rois.shape is not None and rois.shape[1] not in (None, 5):
-            raise ShapeError(f"ROIs shape {shape_str(rois.shape)} must be [num_rois, 5]", rule="port.dims", port=1)
-        if not self.spatial_scale > 0:
-            raise ShapeError(f"spatial_scale {self.spatial_scale} must be positive", rule="attr.range")
-        channels = None if data.shape is None else data.shape[1]
-        num_rois = None if rois.shape is None else rois.shape[0]
-        return [TensorInfo((num_rois, channels, *self.pooled_size()), data.type)]
-
-    def run(self, inputs, in_infos, out_infos):
-        features, rois = inputs
-        batch_ids = rois[:, 0].astype(np.float64).astype(np.int64)
-        bad = (batch_ids < 0) | (batch_ids >= features.shape[0])
-        if bad.any():
-            first = int(np.argmax(bad))
-            raise ExecutionError(f"ROI {first} has batch id {rois[first, 0]}, outside [0, {features.shape[0] - 1}]",
-                                 rule="input.roi", port=1)
-        pooled_h, pooled_w = self.pooled_size()
-        # OpenVINO computes f16 ROI pooling in f32 and rounds the result once.
-        wide = features.astype(np.float32) if features.dtype == np.float16 else features
-        wide_rois = rois.astype(wide.dtype)
-        if self.method == "bilinear":
-            out = roi_pool_bilinear(wide, wide_rois, batch_ids, pooled_h, pooled_w)
-        else:
-            out = roi_pool_max(wide, wide_rois, batch_ids, pooled_h, pooled_w, self.spatial_scale)
-        return [out.astype(features.dtype, copy=False)]
-
-
-def _bins(start, end_coord, pooled, limit, dtype):
-    """Per ROI and bin: [start, end) along one axis, in the feature map type as OpenVINO computes them."""
-    size = np.maximum(end_coord - start + 1, 1)
-    bin_size = (size.astype(dtype) / dtype.type(pooled)).astype(dtype)
-    p = np.arange(pooled, dtype=dtype)
-    lo = np.floor((p[None, :] * bin_size[:, None]).astype(dtype)).astype(np.int64) + start[:, None]
-    hi = np.ceil(((p + 1)[None, :] * bin_size[:, None]).astype(dtype)).astype(np.int64) + start[:, None]
-    return np.clip(lo, 0, limit), np.clip(hi, 0, limit)
-
-
-def roi_pool_max(features, rois, batch_ids, pooled_h, pooled_w, spatial_scale):
-    """Caffe/DirectML ROI max pooling as OpenVINO's reference does it, NaN order included: the running
-    value is replaced unless the element is smaller, so a NaN is replaced by the next element."""
-    _, channels, height, width = features.shape
-    dtype = features.dtype
-    scaled = rois[:, 1:5].astype(np.float32) * np.float32(spatial_scale)
-    x1, y1, x2, y2 = (np.sign(c) * np.floor(np.abs(c) + np.float32(0.5)) for c in scaled.T)
-    x1, y1, x2, y2 = (c.astype(np.int64) for c in (x1, y1, x2, y2))
-    h_lo, h_hi = _bins(y1, y2, pooled_h, height, dtype)
-    w_lo, w_hi = _bins(x1, x2, pooled_w, width, dtype)
-    out = np.zeros((len(rois), channels, pooled_h, pooled_w), dtype=dtype)
-    if len(rois) == 0 or height == 0 or width == 0:
-        return out
-    len_h = max(int((h_hi - h_lo).max()), 1)
-    len_w = max(int((w_hi - w_lo).max()), 1)
-    per_roi = channels * pooled_h * pooled_w * len_h * len_w
-    chunk = max(1, ROI_GATHER_ELEMENTS // max(per_roi, 1))
-    low = lowest_of(dtype)
-    for first in range(0, len(rois), chunk):
-        part = slice(first, first + chunk)
-        out[part] = _roi_max_chunk(features, batch_ids[part], h_lo[part], h_hi[part], w_lo[part], w_hi[part],
-                                   len_h, len_w, low)
-    return out
-
-
-def lowest_of(dtype):
-    return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
-
-
-def _roi_max_chunk(features, batch_ids, h_lo, h_hi, w_lo, w_hi, len_h, len_w, low):
-    height, width = features.shape[2:]
-    rows = np.minimum(h_lo[:, :, None] + np.arange(len_h), np.maximum(h_hi, h_lo + 1)[:, :, None] - 1)
-    cols = np.minimum(w_lo[:, :, None] + np.arange(len_w), np.maximum(w_hi, w_lo + 1)[:, :, None] - 1)
-    rows, cols = np.clip(rows, 0, height - 1), np.clip(cols, 0, width - 1)
-    # (R, PH, PW, Lh, Lw, C) -> (R, C, PH, PW, Lh * Lw)
-    gathered = features[batch_ids[:, None, None, None, None], :,
-                        rows[:, :, None, :, None], cols[:, None, :, None, :]]
-    r, ph, pw = gathered.shape[:3]
-    bins = np.moveaxis(gathered, -1, 1).reshape(r, -1, ph, pw, len_h * len_w)
-    nan = np.isnan(bins)
-    any_nan = nan.any(axis=-1)
-    length = bins.shape[-1]
-    last_nan = length - 1 - np.argmax(nan[..., ::-1], axis=-1)
-    after_last_nan = np.arange(length) > np.where(any_nan, last_nan, -1)[..., None]
-    considered = np.where(after_last_nan, bins, -np.inf)
-    result = considered.max(axis=-1)
-    # On a tie the later element replaces the running value: read back the last maximum, so that
-    # the sign of a zero is the one OpenVINO keeps.
-    last_max = length - 1 - np.argmax((considered == result[..., None])[..., ::-1], axis=-1)
-    result = np.take_along_axis(bins, last_max[..., None], axis=-1)[..., 0]
-    result = np.where(any_nan, result, np.maximum(result, low))
-    result = np.where(any_nan & (last_nan == length - 1), np.nan, result)
-    empty = (h_hi <= h_lo)[:, None, :, None] | (w_hi <= w_lo)[:, None, None, :]
-    return np.where(empty, 0, result).astype(features.dtype)
-
-
-def roi_pool_bilinear(features, rois, batch_ids, pooled_h, pooled_w):
-    """Bilinear ROI pooling: normalised coordinates, spatial_scale unused, samples outside the map give 0."""
-    _, channels, height, width = features.shape
-    dtype = features.dtype.type
-    x1, y1, x2, y2 = (rois[:, i].astype(features.dtype) for i in range(1, 5))
-    in_y = _bilinear_coords(y1, y2, pooled_h, height, dtype)
-    in_x = _bilinear_coords(x1, x2, pooled_w, width, dtype)
-    valid = ((in_y >= 0) & (in_y <= dtype(height - 1)))[:, :, None] & ((in_x >= 0) & (in_x <= dtype(width - 1)))[:, None, :]
-    safe_y = np.clip(np.where(np.isnan(in_y), 0, in_y), 0, max(height - 1, 0))
-    safe_x = np.clip(np.where(np.isnan(in_x), 0, in_x), 0, max(width - 1, 0))
-    top = np.floor(safe_y).astype(np.int64)
-    bottom = np.minimum(np.ceil(safe_y).astype(np.int64), height - 1)
-    left = np.floor(safe_x).astype(np.int64)
-    right = np.minimum(np.ceil(safe_x).astype(np.int64), width - 1)
-    b = batch_ids[:, None, None]
-
-    def at(ys, xs):  # (R, PH, PW, C)
-        return features[b, :, ys[:, :, None], xs[:, None, :]]
-
-    dx = (safe_x - left.astype(dtype)).astype(dtype)[:, None, :, None]
-    dy = (safe_y - top.astype(dtype)).astype(dtype)[:, :, None, None]
-    top_row = at(top, left) + (at(top, right) - at(top, left)) * dx
-    bottom_row = at(bottom, left) + (at(bottom, right) - at(bottom, left)) * dx
-    value = (top_row + (bottom_row - top_row) * dy).astype(features.dtype)
-    value = np.where(valid[..., None], value, 0).astype(features.dtype)
-    return np.moveaxis(value, -1, 1)
-
-
-def _bilinear_coords(start, end, pooled, size, dtype):
-    """Sample coordinate of each bin along one axis, (R, pooled), in the feature map type."""
-    extent = dtype(size - 1)
-    if pooled == 1:
-        return (0.5 * (start.astype(np.float64) + end.astype(np.float64)).astype(dtype).astype(np.float64)
-                * (size - 1)).astype(dtype)[:, None]
-    scale = ((end - start) * extent / dtype(pooled - 1)).astype(dtype)
-    p = np.arange(pooled, dtype=dtype)
-    coords = (p[None, :] * scale[:, None] + start[:, None] * extent).astype(dtype)
-    coords[:, -1] = extent * end
-    return coords
