@@ -169,7 +169,8 @@ class Model:
                 except IRError as exc:
                     raise exc.located(file=self.path, layer=node.ref) from None
         try:
-            outputs = node.op.run(in_arrays, in_infos, out_infos)
+            with np.errstate(all="ignore"):  # overflow to inf, NaN from 0/0: values, not warnings
+                outputs = node.op.run(in_arrays, in_infos, out_infos)
         except IRError as exc:
             raise exc.located(file=self.path, layer=node.ref) from None
         except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
