@@ -1,0 +1,81 @@
+"""Runtime behaviour: constant subgraphs computed once at load, tensors freed after their last use,
+unsupported ops reported clearly, the observer hook."""
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import irrun
+from irbuild import IRBuilder
+from irrun.cli import cli
+from irrun.errors import UnsupportedOpError
+from irrun.ops.conversion import Convert
+
+MODELS = __import__("pathlib").Path(__file__).parents[1] / "models"
+
+
+def test_f16_weights_and_shape_arithmetic_are_computed_once_at_load(monkeypatch):
+    calls = []
+    original = Convert.run
+
+    def counting_run(self, inputs, in_infos, out_infos):
+        calls.append(self.layer.id)
+        return original(self, inputs, in_infos, out_infos)
+
+    monkeypatch.setattr(Convert, "run", counting_run)
+    model = irrun.load(MODELS / "torch_resnet" / "model.xml")
+    at_load = len(calls)
+    assert at_load >= 10  # every f16 Const -> Convert
+    x = np.load(MODELS / "torch_resnet" / "input.npy")
+    model.run([x])
+    model.run([x])
+    assert len(calls) == at_load
+
+
+def test_observer_sees_every_live_layer_in_order():
+    model = irrun.load(MODELS / "pooling_mix" / "model.xml")
+    seen = []
+    model.run([np.load(MODELS / "pooling_mix" / "input.npy")],
+              observer=lambda node, outputs, seconds: seen.append((node.id, len(outputs), seconds >= 0)))
+    assert [layer_id for layer_id, _, _ in seen] == model.graph.order
+    assert all(ok for _, _, ok in seen)
+
+
+def test_intermediate_tensors_are_freed_after_last_use(tmp_path):
+    """A chain of layers keeps at most two intermediate tensors alive: the budget sees the peak."""
+    b = IRBuilder()
+    src = b.parameter([1, 1, 256, 256], name="x")
+    for _ in range(20):
+        src = b.op("MaxPool", "opset1", [(src, 0)], dict(strides="1,1", pads_begin="0,0", pads_end="0,0",
+                                                        kernel="1,1"), [([1, 1, 256, 256], "f32")])
+    b.result((src, 0))
+    tensor = 256 * 256 * 4
+    model = irrun.load(b.save(tmp_path), max_memory=4 * tensor)  # 20 live tensors would need 21x
+    out = model.run([np.ones((1, 1, 256, 256), np.float32)])
+    assert next(iter(out.values())).shape == (1, 1, 256, 256)
+
+
+def _model_with_unknown_op(tmp_path):
+    b = IRBuilder()
+    p = b.parameter([2], name="x")
+    layer = b.op("Frobnicate", "opset8", [(p, 0)], {}, [([2], "f32")], name="mystery")
+    b.result((layer, 0))
+    return b.save(tmp_path)
+
+
+def test_unsupported_op_is_one_clear_error(tmp_path):
+    path = _model_with_unknown_op(tmp_path)
+    with pytest.raises(UnsupportedOpError, match=r"layer 1 \(mystery, Frobnicate\).*irrun info --ops"):
+        irrun.load(path)
+    report = irrun.check(path)
+    assert any(d.layer and d.layer.id == "1" for d in report.diagnostics)
+    result = CliRunner().invoke(cli, [str(path), "-i", "x=" + str(tmp_path / "x.npy")])
+    assert result.exit_code == 1 and "Frobnicate" in result.output and "Traceback" not in result.output
+
+
+def test_implemented_op_in_a_newer_opset_than_irrun_knows_names_type_version_and_opset(tmp_path):
+    b = IRBuilder()
+    p = b.parameter([1, 1, 4, 4], name="x")
+    layer = b.op("NMSRotated", "opset13", [(p, 0)], {}, [([1], "f32")], name="nms")
+    b.result((layer, 0))
+    with pytest.raises(UnsupportedOpError, match=r"unsupported op NMSRotated-13 \(opset13\)"):
+        irrun.load(b.save(tmp_path))
