@@ -53,3 +53,4 @@ def parse_size(text: str) -> int:
     if number <= 0:
         raise ValueError("must be positive")
     return int(number * scale)
+

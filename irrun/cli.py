@@ -10,7 +10,7 @@ import click
 import numpy as np
 
 from . import load
-from .budget import parse_size
+from .cli_options import memory_size
 from .cli_check import check_command
 from .cli_debug import RunTools, compare_command, info_command, run_tool_options
 from .errors import InputError, IRError
@@ -35,15 +35,6 @@ def cli():
     `irrun MODEL.xml [options]` is short for `irrun run MODEL.xml [options]`."""
 
 
-def _size(ctx, param, value):
-    if value is None:
-        return None
-    try:
-        return parse_size(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a size like 512M or 4G") from None
-
-
 @cli.command()
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-i", "--input", "input_specs", multiple=True, metavar="[NAME=]PATH",
@@ -51,7 +42,7 @@ def _size(ctx, param, value):
                    "bound by key). Repeatable.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="OUT.npz",
               help="Save every output, keyed by its tensor name, instead of printing a summary.")
-@click.option("--max-memory", callback=_size, metavar="SIZE",
+@click.option("--max-memory", callback=memory_size, metavar="SIZE",
               help="Memory budget for weights and tensors, e.g. 2G (default: half of physical memory).")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @run_tool_options

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from . import debug
-from .budget import parse_size
+from .cli_options import memory_size
 from .errors import InputError, IRError
 
 
@@ -20,15 +20,6 @@ def _shape_option(ctx, param, values):
         return debug.parse_shape_overrides(values)
     except InputError as exc:
         raise click.BadParameter(exc.message) from None
-
-
-def _size(ctx, param, value):
-    if value is None:
-        return None
-    try:
-        return parse_size(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a size like 512M or 4G") from None
 
 
 _INPUT_TOOL_OPTIONS = [
@@ -124,7 +115,7 @@ class RunTools:
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="OpenVINO inference threads (--against openvino).")
 @_apply(_INPUT_TOOL_OPTIONS)
-@click.option("--max-memory", callback=_size, metavar="SIZE", help="Memory budget, as for `irrun run`.")
+@click.option("--max-memory", callback=memory_size, metavar="SIZE", help="Memory budget, as for `irrun run`.")
 @click.option("--debug", "show_traceback", is_flag=True, help="Show a traceback on errors.")
 def compare_command(model, input_specs, against, rtol, atol, output_format, threads, random_input, seed, shapes,
                     max_memory, show_traceback):

@@ -113,12 +113,12 @@ class Model:
 
         `observer(node, outputs, seconds)`, when given, sees every live layer in execution order with
         its output arrays and the time its kernel took (0 for inputs and for layers computed at load)."""
+        self.budget.live = 0
         feeds = self._bind_inputs(inputs)
         values: dict[tuple[str, int], np.ndarray] = {}
         infos: dict[tuple[str, int], TensorInfo] = {}
         remaining = self.graph.consumers()
         keep = {self.graph.nodes[r].inputs[0] for r in self.graph.results}
-        self.budget.live = 0
         for layer_id in self.graph.order:
             node = self.graph.nodes[layer_id]
             known = self.infos.get((layer_id, 0))
@@ -234,7 +234,10 @@ class Model:
                 raise InputError(f"input {desc.name!r} has shape {list(array.shape)}, expected "
                                  f"{node.layer.attrs.get('shape', shape_str(desc.shape))}", file=self.path,
                                  layer=node.ref)
-        self.budget.check(array.nbytes, f"input {desc.name!r}")
+        try:
+            self.budget.check(array.nbytes, f"input {desc.name!r}")
+        except IRError as exc:
+            raise exc.located(file=self.path, layer=node.ref) from None
         return array
 
 

@@ -35,16 +35,17 @@ from __future__ import annotations
 
 import argparse
 import collections
-import io
 import pathlib
 import sys
 import xml.etree.ElementTree as ET
-import zipfile
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from make_models import save_npy, save_npz  # noqa: E402  (deterministic .npy/.npz writers)
 
 HERE = pathlib.Path(__file__).resolve().parent
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
@@ -365,22 +366,6 @@ def torch_outputs(module: nn.Module, inputs: dict) -> list[np.ndarray]:
 
 
 # =========================================================================== conversion
-
-def save_npz(path, arrays):
-    """np.savez, but byte-for-byte deterministic: fixed zip timestamps, keys in the given order."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
-        for key in arrays:
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.ascontiguousarray(arrays[key]), allow_pickle=False)
-            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, buf.getvalue())
-
-
-def save_npy(path, array):
-    with open(path, "wb") as f:
-        np.lib.format.write_array(f, np.ascontiguousarray(array), allow_pickle=False)
-
 
 def convert(name: str, module: nn.Module, inputs: dict):
     import openvino as ov
