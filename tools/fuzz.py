@@ -168,6 +168,8 @@ def run_case(xml_bytes: bytes, bin_bytes: bytes, directory: Path, rng: np.random
     except irrun.IRError as exc:
         message = str(exc)
         assert "\n" not in message and message, f"IRError message is not one line: {message!r}"
+        # Under a ulimit, an allocation the budget did not see shows up as a wrapped MemoryError.
+        assert "MemoryError" not in message, f"unbudgeted allocation: {message}"
         return "irerror"
 
 
