@@ -54,6 +54,7 @@ class Model:
         self.budget = budget
         self.path = graph.doc.xml_path
         self.infos: dict[tuple[str, int], TensorInfo] = {}
+        self._unused = self._unused_outputs()
         self._infer_at_load()
         self.inputs = [self._input_desc(pid) for pid in graph.parameters]
         self.outputs = self._output_descs()
@@ -73,6 +74,14 @@ class Model:
                 out_infos = [TensorInfo(info.shape, info.type, value) for info, value in zip(out_infos, values)]
             for index, info in enumerate(out_infos):
                 self.infos[(layer_id, index)] = info
+
+    def _unused_outputs(self) -> dict[str, frozenset]:
+        """Per live layer, the outputs no live layer reads and no Result returns (e.g. MaxPool indices a
+        converter leaves unconnected): ops may skip computing them, unless an observer wants to see them."""
+        read = set(self.graph.consumers())
+        return {layer_id: frozenset(i for i in range(len(self.graph.nodes[layer_id].layer.outputs))
+                                    if (layer_id, i) not in read)
+                for layer_id in self.graph.order}
 
     def _infer(self, node: Node, in_infos: list[TensorInfo]) -> list[TensorInfo]:
         try:
@@ -141,6 +150,7 @@ class Model:
             in_arrays = [values[source] for source in node.inputs]
             in_infos = [infos[source] for source in node.inputs]
             out_infos = self._infer(node, in_infos)
+            node.op.unused_outputs = frozenset() if observer else self._unused[layer_id]
             started = time.perf_counter()
             out_arrays = self._execute(node, in_arrays, in_infos, out_infos)
             if observer:
@@ -177,9 +187,12 @@ class Model:
             raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
                                  layer=node.ref) from exc
         for index, (array, info) in enumerate(zip(outputs, out_infos)):
-            if array.shape != tuple(info.shape) or array.dtype != info.type.storage:
+            if array is None and index in node.op.unused_outputs:
+                continue
+            if array is None or array.shape != tuple(info.shape) or array.dtype != info.type.storage:
+                got = "missing" if array is None else f"{array.dtype}{list(array.shape)}"
                 raise ExecutionError(
-                    f"internal error: output {index} is {array.dtype}{list(array.shape)}, inference said "
+                    f"internal error: output {index} is {got}, inference said "
                     f"{info.type.storage}{shape_str(info.shape)}", file=self.path, layer=node.ref)
             if node.ref.type not in ("Result", "Constant"):
                 self.budget.live += array.nbytes

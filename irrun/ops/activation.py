@@ -211,7 +211,10 @@ class Sigmoid(Unary):
 @op("Relu", 1)
 class Relu(Unary):
     def float_fn(self, x):
-        return np.where(x < 0, x.dtype.type(0), x)  # NaN and -0.0 pass through
+        # x < 0 -> +0, else x (NaN and -0.0 pass through), on the bits: np.where is ten times slower.
+        bits = np.dtype(f"i{x.dtype.itemsize}")
+        keep = (x < 0).view(np.int8).astype(bits) - 1  # all ones where x is kept, zero where it is not
+        return (x.view(bits) & keep).view(x.dtype)
 
 
 @op("Round", 5)

@@ -125,10 +125,11 @@ class MaxPool1(Op):
         extent = [max(d + pb, (o - 1) * s + (k - 1) * dl + 1) for d, pb, o, s, k, dl in
                   zip(x.shape[2:], pads_begin, out_spatial, self.strides, self.kernel, self.dilation_values)]
         self.reserve(math.prod(x.shape[:2]) * math.prod(extent) * x.itemsize, f"padded input {extent}")
+        with_indices = self.with_indices and 1 not in self.unused_outputs
         values, indices = max_pool(x, in_infos[0].type, self.kernel, self.strides, self.dilation_values,
-                                   pads_begin, out_spatial, self.with_indices)
-        if not self.with_indices:
-            return [values]
+                                   pads_begin, out_spatial, with_indices)
+        if not with_indices:
+            return [values, None] if self.with_indices else [values]
         axis = self.axis + x.ndim if self.axis < 0 else self.axis
         modulus = math.prod(x.shape[axis:])
         indices = np.remainder(indices, modulus) if modulus and axis > 0 else indices
@@ -164,36 +165,54 @@ def max_pool(x, element_type, kernel, strides, dilations, pads_begin, out_spatia
     with no winner gives the lowest value and the index of element (n, c, 0, ..., 0)."""
     batch, channels, spatial = x.shape[0], x.shape[1], x.shape[2:]
     low = np.array(window_floor(element_type), dtype=x.dtype)
-    extent = [max(dim + pb, (o - 1) * s + (k - 1) * d + 1) if o > 0 else dim + pb
-              for dim, pb, o, s, k, d in zip(spatial, pads_begin, out_spatial, strides, kernel, dilations)]
-    if any(pb for pb in pads_begin) or any(e > pb + dim for e, pb, dim in zip(extent, pads_begin, spatial)):
-        padded = np.full((batch, channels, *extent), low, dtype=x.dtype)
-        padded[(slice(None), slice(None), *(slice(pb, pb + dim) for pb, dim in zip(pads_begin, spatial)))] = x
-    else:
-        padded = x
     out_shape = (batch, channels, *out_spatial)
     if 0 in out_shape:
-        empty = np.empty(out_shape, dtype=x.dtype)
-        return empty, (np.zeros(out_shape, dtype=np.int64) if with_indices else None)
+        return np.empty(out_shape, dtype=x.dtype), (np.zeros(out_shape, dtype=np.int64) if with_indices else None)
+    windows = _windows(_padded(x, low, kernel, strides, dilations, pads_begin, out_spatial),
+                       kernel, strides, dilations, out_spatial)
+    # A running fmax equals "take when strictly greater" (best never holds NaN, starting from the lowest
+    # value), except that a tie of -0.0 and +0.0 may keep either: with a negative zero in the input the
+    # values are read back from the winners instead.
+    negative_zero = x.dtype.kind == "f" and bool(np.any((x == 0) & np.signbit(x)))
+    running_max = np.maximum if x.dtype.kind in "iub" else np.fmax
     best = np.full(out_shape, low, dtype=x.dtype)
+    if not with_indices and not negative_zero:
+        for window in windows:
+            running_max(best, window, out=best)
+        return best, None
     winner = np.full(out_shape, -1, dtype=np.int16 if math.prod(kernel) < 32767 else np.int64)
     better = np.empty(out_shape, dtype=bool)
     step = np.empty_like(winner)
-    running_max = np.maximum if x.dtype.kind in "iub" else np.fmax
-    for k, offsets in enumerate(itertools.product(*(range(n) for n in kernel))):
-        window = padded[(slice(None), slice(None), *(
-            slice(off * d, off * d + (o - 1) * s + 1, s) for off, d, o, s in zip(offsets, dilations, out_spatial, strides)))]
+    for k, window in enumerate(windows):
         np.greater(window, best, out=better)
         # winner = k where better, by arithmetic: much faster than a masked copy
         np.subtract(winner.dtype.type(k), winner, out=step)
         np.multiply(step, better, out=step)
         np.add(winner, step, out=winner)
-        # best never holds NaN (it starts at the lowest value), so fmax keeps it when the element is NaN
         running_max(best, window, out=best)
     indices = _flat_indices(winner, spatial, kernel, strides, dilations, pads_begin, out_spatial, channels)
-    # Read the winners back from the input: exact, down to the sign of a zero that tied with another.
-    values = np.where(winner >= 0, x.reshape(-1)[np.where(winner >= 0, indices, 0)], low)
-    return values, (indices if with_indices else None)
+    if negative_zero:
+        best = np.where(winner >= 0, x.reshape(-1)[np.where(winner >= 0, indices, 0)], low)
+    return best, (indices if with_indices else None)
+
+
+def _padded(x, low, kernel, strides, dilations, pads_begin, out_spatial):
+    """The input with `low` around it, as far as the windows reach (ceil windows may pass pads_end)."""
+    spatial = x.shape[2:]
+    extent = [max(dim + pb, (o - 1) * s + (k - 1) * d + 1)
+              for dim, pb, o, s, k, d in zip(spatial, pads_begin, out_spatial, strides, kernel, dilations)]
+    if not any(pads_begin) and all(e == pb + dim for e, pb, dim in zip(extent, pads_begin, spatial)):
+        return x
+    padded = np.full((*x.shape[:2], *extent), low, dtype=x.dtype)
+    padded[(slice(None), slice(None), *(slice(pb, pb + dim) for pb, dim in zip(pads_begin, spatial)))] = x
+    return padded
+
+
+def _windows(padded, kernel, strides, dilations, out_spatial):
+    """For each kernel offset in row-major order, the strided view of the elements it covers."""
+    for offsets in itertools.product(*(range(n) for n in kernel)):
+        yield padded[(slice(None), slice(None), *(
+            slice(off * d, off * d + (o - 1) * s + 1, s) for off, d, o, s in zip(offsets, dilations, out_spatial, strides)))]
 
 
 def _flat_indices(winner, spatial, kernel, strides, dilations, pads_begin, out_spatial, channels):

@@ -47,6 +47,8 @@ class Op:
     num_inputs: ClassVar[tuple[int, int]] = (1, 1)
     attributes: ClassVar[dict[str, Attr]] = {}
     foldable: ClassVar[bool] = True  # may be computed at load when all its inputs are constant
+    # Outputs nothing reads in this run: an op may return None for them instead of computing them.
+    unused_outputs: frozenset = frozenset()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
