@@ -261,3 +261,31 @@ def test_cli_never_prints_a_traceback(tmp_path):
     assert result.output.startswith("irrun: error: ") and result.output.count("\n") == 1
     result = CliRunner().invoke(cli, [str(bad), "--debug"])
     assert result.exit_code == 1 and "Traceback" in result.output
+
+
+def test_only_the_model_and_its_weights_are_opened(tmp_path, monkeypatch):
+    import builtins
+    import io
+    import os
+
+    opened = []
+    real_open, real_os_open = builtins.open, os.open
+
+    def recording_open(file, *args, **kwargs):
+        opened.append(os.path.abspath(os.fspath(file)))
+        return real_open(file, *args, **kwargs)
+
+    def recording_os_open(path, *args, **kwargs):
+        opened.append(os.path.abspath(os.fspath(path)))
+        return real_os_open(path, *args, **kwargs)
+
+    model_dir = MODELS / "torch_resnet"
+    x = np.load(model_dir / "input.npy")
+    monkeypatch.setattr(builtins, "open", recording_open)
+    monkeypatch.setattr(io, "open", recording_open)
+    monkeypatch.setattr(os, "open", recording_os_open)
+    model = irrun.load(model_dir / "model.xml")
+    model.run([x])
+    irrun.check(model_dir / "model.xml")
+    allowed = {str((model_dir / "model.xml").resolve()), str((model_dir / "model.bin").resolve())}
+    assert opened and set(opened) <= allowed, set(opened) - allowed
