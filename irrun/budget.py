@@ -27,8 +27,10 @@ class Budget:
         self.limit = default_budget() if limit is None else int(limit)
         self.live = 0
 
-    def check(self, nbytes: int, what: str) -> None:
+    def check(self, nbytes: int, what) -> None:
+        """`what` names the allocation in the error: a string, or a callable giving one."""
         if nbytes > self.limit or self.live + nbytes > self.limit:
+            what = what() if callable(what) else what
             raise MemoryBudgetError(
                 f"{what} needs {format_bytes(nbytes)} with {format_bytes(self.live)} already in use, over the "
                 f"memory budget of {format_bytes(self.limit)} (--max-memory)")

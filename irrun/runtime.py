@@ -55,7 +55,8 @@ class Model:
         self.path = graph.doc.xml_path
         self.infos: dict[tuple[str, int], TensorInfo] = {}
         self._unused = self._unused_outputs()
-        self._infer_at_load()
+        with np.errstate(all="ignore"):
+            self._infer_at_load()
         self.inputs = [self._input_desc(pid) for pid in graph.parameters]
         self.outputs = self._output_descs()
 
@@ -122,6 +123,10 @@ class Model:
 
         `observer(node, outputs, seconds)`, when given, sees every live layer in execution order with
         its output arrays and the time its kernel took (0 for inputs and for layers computed at load)."""
+        with np.errstate(all="ignore"):  # overflow to inf, NaN from 0/0: values, not warnings
+            return self._run(inputs, observer)
+
+    def _run(self, inputs, observer):
         self.budget.live = 0
         feeds = self._bind_inputs(inputs)
         values: dict[tuple[str, int], np.ndarray] = {}
@@ -175,12 +180,11 @@ class Model:
             if node.ref.type not in ("Result", "Constant"):
                 nbytes = numel(info.shape) * info.type.storage.itemsize
                 try:
-                    self.budget.check(nbytes, f"output {index} of shape {shape_str(info.shape)} {info.type}")
+                    self.budget.check(nbytes, lambda: f"output {index} of shape {shape_str(info.shape)} {info.type}")
                 except IRError as exc:
                     raise exc.located(file=self.path, layer=node.ref) from None
         try:
-            with np.errstate(all="ignore"):  # overflow to inf, NaN from 0/0: values, not warnings
-                outputs = node.op.run(in_arrays, in_infos, out_infos)
+            outputs = node.op.run(in_arrays, in_infos, out_infos)
         except IRError as exc:
             raise exc.located(file=self.path, layer=node.ref) from None
         except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
