@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     avg_pooling,
     conversion,
     convolution,
+    embedding,
     infrastructure,
     interpolate,
     matrix,
@@ -14,6 +15,7 @@ from . import (  # noqa: F401
     pooling,
     reduction,
     roi_pooling,
+    sampling,
     sequence,
     shape_ops,
 )

@@ -1,0 +1,1 @@
+"""(ops of this family are being added)"""
