@@ -135,6 +135,10 @@ def test_sequence_length_zero_and_beyond_steps(tmp_path):
     assert np.abs(cpu[0][1]).min() > 0
     got = run_irrun(built)
     assert_same(got, cpu, names, atol=1e-6, context="RNNSequence-5 lengths 0 and 5 of 3")
+    built = _rnn(tmp_path / "all_beyond", [5, 4], "forward")  # every length past the steps
+    names, cpu = run_cpu(built)
+    np.testing.assert_array_equal(cpu[1], 0)
+    assert_same(run_irrun(built), cpu, names, atol=1e-6, context="RNNSequence-5 lengths 5 and 4 of 3")
     built = _rnn(tmp_path, [1, 5], "reverse")
     with pytest.raises(RuntimeError):
         run_cpu(built)
