@@ -3,8 +3,9 @@
 Floats: f16/bf16 compute in f32 and round once at the end (OpenVINO's reference converts them to f32
 and back); ops whose reference computes in double (Gelu, Mish) do so here too.
 Integers (where OpenVINO allows them) follow the reference: the value goes through `double` and is cast
-back like a C cast, rounded to nearest for Sqrt, Erf, Cos and Tanh and truncated for Exp, Log and Sin;
-integer Sigmoid is 1 / (1 + T(exp(-x))) in integer arithmetic.
+back like a C cast, rounded to nearest for Sqrt, Erf, Cos, Tanh, Tan, Acos, Atan, Sinh, Cosh, Asinh and
+Acosh and truncated for Exp, Log, Sin and Asin; integer Sigmoid is 1 / (1 + T(exp(-x))) in integer
+arithmetic, integer Atanh is the type's max / min / 0 by the sign of x.
 """
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import math
 
 import numpy as np
 
-from ..errors import ShapeError
-from .arithmetic import as_work, c_cast, finish, reject_boolean, work_dtype
-from .attrs import Enum, Float, Int
+from ..errors import ExecutionError, ShapeError
+from .arithmetic import BOOLEAN, as_work, c_cast, finish, reject_boolean, work_dtype
+from .attrs import Bool, Enum, Float, Int
 from .broadcasting import numpy_shape
 from .registry import Op, TensorInfo, op
 from .shapes import shape_str
@@ -190,6 +191,152 @@ class Erf(MathUnary):
 
     def float_fn(self, x):
         return erf(x, precise=x.dtype == np.float64)
+
+
+class PreciseMathUnary(MathUnary):
+    """f32 data computed in double and rounded to f32 (glibc's float functions are within an ulp)."""
+
+    def float_fn(self, x):
+        return type(self).function(x.astype(np.float64)).astype(x.dtype)
+
+
+@op("Tan", 1)
+class Tan(PreciseMathUnary):
+    function = np.tan
+    int_rounding = "round"
+
+
+@op("Asin", 1)
+class Asin(PreciseMathUnary):
+    function = np.arcsin
+
+
+@op("Acos", 1)
+class Acos(PreciseMathUnary):
+    function = np.arccos
+    int_rounding = "round"
+
+
+@op("Atan", 1)
+class Atan(PreciseMathUnary):
+    function = np.arctan
+    int_rounding = "round"
+
+
+@op("Sinh", 1)
+class Sinh(PreciseMathUnary):
+    function = np.sinh
+    int_rounding = "round"
+
+
+@op("Cosh", 1)
+class Cosh(PreciseMathUnary):
+    function = np.cosh
+    int_rounding = "round"
+
+
+@op("Asinh", 4)  # C++ ov::op::v3::Asinh, first in opset4
+class Asinh(PreciseMathUnary):
+    function = np.arcsinh
+    int_rounding = "round"
+
+
+@op("Acosh", 4)
+class Acosh(PreciseMathUnary):
+    function = np.arccosh
+    int_rounding = "round"
+
+
+@op("Atanh", 4)
+class Atanh(PreciseMathUnary):
+    """Integers: the type's max for x > 0 (atanh(1) is +inf), its min for x < 0, 0 for 0."""
+
+    function = np.arctanh
+
+    def int_fn(self, x):
+        info = np.iinfo(x.dtype)
+        return np.where(x > 0, info.max, np.where(x < 0, info.min, 0)).astype(x.dtype)
+
+
+@op("SoftSign", 9)
+class SoftSign(Unary):
+    """x / (1 + |x|) in the work type."""
+
+    types = "float"
+
+    def float_fn(self, x):
+        return x / (x.dtype.type(1) + np.abs(x))
+
+
+def erfinv_giles(x: np.ndarray) -> np.ndarray:
+    """OpenVINO's ErfInv reference: Giles' single-precision rational approximation evaluated in double
+    (about 1e-7 relative, also for f64 data); 0 -> +0 (also -0), +-1 -> +-inf, |x| > 1 and NaN -> NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        w = -np.log((1.0 - x) * (1.0 + x))
+        s = w - 2.5
+        central = 2.81022636e-08
+        for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                  -0.00417768164, 0.246640727, 1.50140941):
+            central = c + central * s
+        s = np.sqrt(w) - 3.0
+        tail = -0.000200214257
+        for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                  -0.00943887047, 1.00167406, 2.83297682):
+            tail = c + tail * s
+        out = np.where(w < 5.0, central, tail) * x
+    out = np.where(x == 0, 0.0, out)
+    out = np.where(x >= 1, np.where(x > 1, np.nan, np.inf), out)
+    return np.where(x <= -1, np.where(x < -1, np.nan, -np.inf), out)
+
+
+@op("ErfInv", 17)
+class ErfInv(Unary):
+    types = "float"
+
+    def float_fn(self, x):
+        return erfinv_giles(x).astype(x.dtype)
+
+
+class FloatClass(Op):
+    """IsNaN, IsInf, IsFinite: a floating-point input, a boolean output of its shape."""
+
+    def infer(self, inputs):
+        (x,) = inputs
+        if not x.type.is_float and x.type.name != "dynamic":
+            raise ShapeError(f"the input element type must be a floating-point type, got {x.type}",
+                             rule="port.type")
+        return [TensorInfo(x.shape, BOOLEAN)]
+
+    def run(self, inputs, in_infos, out_infos):
+        return [np.asarray(self.test(as_work(inputs[0], in_infos[0].type)))]
+
+
+@op("IsNaN", 10)
+class IsNaN(FloatClass):
+    def test(self, x):
+        return np.isnan(x)
+
+
+@op("IsFinite", 10)
+class IsFinite(FloatClass):
+    def test(self, x):
+        return np.isfinite(x)
+
+
+@op("IsInf", 10)
+class IsInf(FloatClass):
+    detect_negative = Bool(default=True)
+    detect_positive = Bool(default=True)
+
+    def test(self, x):
+        if self.detect_negative and self.detect_positive:
+            return np.isinf(x)
+        if self.detect_negative:
+            return np.isneginf(x)
+        if self.detect_positive:
+            return np.isposinf(x)
+        return np.zeros(x.shape, dtype=bool)
 
 
 @op("Sigmoid", 1)
@@ -369,6 +516,41 @@ class SoftPlus(Unary):
     def float_fn(self, x):
         threshold = np.log(np.finfo(x.dtype).max).astype(x.dtype)
         return np.where(x < threshold, np.log(np.exp(x) + x.dtype.type(1)), x)
+
+
+@op("Selu", 1)
+class Selu(Op):
+    """x > 0 ? lambda * x : alpha * lambda * (exp(x) - 1), in the work type. alpha and lambda are meant
+    to hold one element; OpenVINO checks no shapes, and its CPU plugin (the only executable kernel in
+    2026.4.1) reads only their first element: irrun does the same (an empty one is an error)."""
+
+    num_inputs = (3, 3)
+
+    def infer(self, inputs):
+        x = inputs[0]
+        result = None
+        for port, info in enumerate(inputs):
+            if info.type.name == "dynamic":
+                continue
+            if result is not None and info.type.name != result.name:
+                raise ShapeError(f"input element types do not match: {result} and {info.type}",
+                                 rule="port.type", port=port)
+            result = info.type
+        if result is not None and not result.is_float:
+            raise ShapeError(f"input element types must be floating-point, got {result}", rule="port.type")
+        return [TensorInfo(x.shape, result if result is not None else x.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        et = out_infos[0].type
+        x = as_work(inputs[0], et)
+        for port in (1, 2):
+            if inputs[port].size == 0:
+                raise ExecutionError(f"Selu input {port} is empty", rule="input.value", port=port)
+        alpha = as_work(inputs[1], et).reshape(-1)[0]
+        lam = as_work(inputs[2], et).reshape(-1)[0]
+        with np.errstate(all="ignore"):
+            result = np.where(x > 0, lam * x, alpha * lam * (np.exp(x) - x.dtype.type(1)))
+        return [finish(result, et)]
 
 
 # ---------------------------------------------------------------- PRelu

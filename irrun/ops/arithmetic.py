@@ -1,10 +1,14 @@
-"""Elementwise binary ops with auto_broadcast (arithmetic, comparison, logical), LogicalNot and Select-1.
+"""Elementwise binary ops with auto_broadcast (arithmetic, comparison, logical, bitwise), LogicalNot,
+BitwiseNot and Select-1.
 
 Values follow OpenVINO's reference kernels:
 - f16 and bf16 compute in f32 and round once at the end (OpenVINO converts them to f32 and back).
 - Integers wrap on overflow. Where the reference goes through `double` (Power, FloorMod, the integer
   forms of the unary math ops) the result is cast back like an x86 C cast: `c_cast`.
 - Integer Divide by zero, and integer Mod by zero, are errors (the reference throws or faults).
+- Bit shifts are C++ `a << b` / `a >> b` on x86-64: types up to 32 bits are promoted to int (unsigned
+  for u32), the count is taken modulo 32 (modulo 64 for 64-bit types; a negative count by its low
+  bits), the result truncated back to the type; `>>` is arithmetic for signed types.
 """
 from __future__ import annotations
 
@@ -81,6 +85,15 @@ def check_same_type(inputs, what="Arguments"):
                              rule="port.type", port=i)
 
 
+def check_bitwise_type(info, boolean=True, port=0):
+    """Bitwise ops take integers, and (except the shifts) boolean."""
+    name = info.type.name
+    if name == "dynamic" or info.type.is_integer or (boolean and name == "boolean"):
+        return
+    kinds = "integer or boolean" if boolean else "integer"
+    raise ShapeError(f"the element type must be {kinds}, got {info.type}", rule="port.type", port=port)
+
+
 def reject_boolean(info, port=0):
     if info.type.name == "boolean":
         raise ShapeError("this operation does not support boolean inputs", rule="port.type", port=port)
@@ -92,7 +105,8 @@ class BinaryElementwise(BroadcastMixin, Op):
     auto_broadcast = auto_broadcast_attr()
     pdpd_axis = pdpd_axis_attr()
     num_inputs = (2, 2)
-    kind = "arithmetic"  # arithmetic (no boolean), comparison (boolean out), logical (boolean only)
+    kind = "arithmetic"  # arithmetic (no boolean), comparison (boolean out), logical (boolean only),
+    # bitwise (integers and boolean), shift (integers)
 
     def infer(self, inputs):
         a, b = inputs
@@ -104,6 +118,8 @@ class BinaryElementwise(BroadcastMixin, Op):
                 if info.type.name not in ("boolean", "dynamic"):
                     raise ShapeError(f"operands of logical operators must be boolean, got {info.type}",
                                      rule="port.type", port=port)
+        elif self.kind in ("bitwise", "shift"):
+            check_bitwise_type(a, boolean=self.kind == "bitwise")
         shape = merge_into(a.shape, b.shape, self.broadcast_mode, self.pdpd_axis)
         out_type = BOOLEAN if self.kind == "comparison" else a.type
         return [TensorInfo(shape, out_type)]
@@ -292,6 +308,70 @@ class LogicalNot(Op):
     def run(self, inputs, in_infos, out_infos):
         (x,) = inputs
         return [np.asarray(x == 0).astype(x.dtype, copy=False)]
+
+
+# ---------------------------------------------------------------- bitwise
+
+class Bitwise(BinaryElementwise):
+    kind = "bitwise"
+    function = None
+
+    def compute(self, a, b, et):
+        return type(self).function(a, b)
+
+
+@op("BitwiseAnd", 13)
+class BitwiseAnd(Bitwise):
+    function = np.bitwise_and
+
+
+@op("BitwiseOr", 13)
+class BitwiseOr(Bitwise):
+    function = np.bitwise_or
+
+
+@op("BitwiseXor", 13)
+class BitwiseXor(Bitwise):
+    function = np.bitwise_xor
+
+
+@op("BitwiseNot", 13)
+class BitwiseNot(Op):
+    """~x on integers, logical not on boolean."""
+
+    def infer(self, inputs):
+        (x,) = inputs
+        check_bitwise_type(x)
+        return [TensorInfo(x.shape, x.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        return [np.invert(inputs[0])]
+
+
+class Shift(BinaryElementwise):
+    kind = "shift"
+    left = True
+
+    def compute(self, a, b, et):
+        dtype = a.dtype
+        if dtype.itemsize == 8:
+            count = (b.astype(np.int64) & 63).astype(dtype)
+            return np.left_shift(a, count) if self.left else np.right_shift(a, count)
+        # promoted to 32 bits (held in int64: sign- or zero-extended like the C promotion), count mod 32
+        wide = a.astype(np.int64)
+        count = b.astype(np.int64) & 31
+        shifted = np.left_shift(wide, count) if self.left else np.right_shift(wide, count)
+        return shifted.astype(dtype)
+
+
+@op("BitwiseLeftShift", 15)
+class BitwiseLeftShift(Shift):
+    left = True
+
+
+@op("BitwiseRightShift", 15)
+class BitwiseRightShift(Shift):
+    left = False
 
 
 # ---------------------------------------------------------------- Select
