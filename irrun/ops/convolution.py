@@ -410,3 +410,99 @@ def conv_transposed(x, w, strides, dilations, begins, out):
                 target[(slice(None), slice(None), slice(None), *window)] += cols[:, :, :, j]
     crop = tuple(slice(b - l, b - l + o) for b, l, o in zip(begins, lo, out))
     return buffer[(slice(None), slice(None), slice(None), *crop)].reshape(result_shape)
+
+
+# ---------------------------------------------------------------- Col2Im
+
+def _blocks(size, pad_begin, pad_end, kernel, stride, dilation):
+    """Sliding blocks along one axis, as OpenVINO counts them (C++ division truncates toward zero)."""
+    span = size + pad_begin + pad_end - dilation * (kernel - 1) - 1
+    return int(span / stride) + 1 if span < 0 else span // stride + 1
+
+
+@op("Col2Im", 15)
+class Col2Im15(Op):
+    """Sums sliding blocks [N, C*kh*kw, L] (or unbatched [C*kh*kw, L]) back into images [N, C, H, W]."""
+
+    strides = Ints(default=(1, 1))
+    dilations = Ints(default=(1, 1))
+    pads_begin = Ints(default=(0, 0), min=0)
+    pads_end = Ints(default=(0, 0), min=0)
+    num_inputs = (3, 3)
+
+    def _pair(self, info, what, port):
+        if info.type.name not in ("i32", "i64"):
+            raise ShapeError(f"{what} must be i32 or i64, got {info.type}", rule="port.type", port=port)
+        if info.shape is not None and tuple(info.shape) != (2,) and None not in info.shape:
+            raise ShapeError(f"{what} must be a 1D input of shape [2], got {shape_str(info.shape)}",
+                             rule="port.dims", port=port)
+        require_rank(info.shape, (1,), what, port)
+        if info.value is None:
+            return None
+        return tuple(int(v) for v in as_index_array(info.value, what, port).reshape(-1))
+
+    def infer(self, inputs):
+        data, size_info, kernel_info = inputs
+        if data.type.storage is None or data.type.name in ("boolean", "string"):
+            raise ShapeError(f"data element type {data.type} is not numeric", rule="port.type", port=0)
+        for name in ("strides", "dilations", "pads_begin", "pads_end"):
+            if len(getattr(self, name)) != 2:
+                raise ShapeError(f"attribute '{name}' has {len(getattr(self, name))} values, expected 2",
+                                 rule="attr.length")
+        if any(v <= 0 for v in (*self.strides, *self.dilations)):
+            raise ShapeError(f"strides {list(self.strides)} and dilations {list(self.dilations)} must be positive",
+                             rule="attr.range")
+        require_rank(data.shape, (2, 3), "data", 0)
+        size = self._pair(size_info, "output_size", 1)
+        kernel = self._pair(kernel_info, "kernel_size", 2)
+        if kernel is not None and any(k <= 0 for k in kernel):
+            raise ShapeError(f"kernel_size {list(kernel)} must be positive", rule="attr.range", port=2)
+        if size is not None and any(s < 0 for s in size):
+            raise ShapeError(f"output_size {list(size)} has a negative value", rule="attr.range", port=1)
+        if data.shape is None:
+            return [TensorInfo(None, data.type)]
+        batched = len(data.shape) == 3
+        columns, blocks = data.shape[-2:]
+        channels = None
+        if kernel is not None and columns is not None:
+            product = kernel[0] * kernel[1]
+            if columns % product:
+                raise ShapeError(f"dimension {columns} of data is not divisible by the kernel size product {product}",
+                                 rule="port.dims", port=0)
+            channels = columns // product
+        if size is not None and kernel is not None and blocks is not None:
+            expected = math.prod(_blocks(*args) for args in zip(size, self.pads_begin, self.pads_end, kernel,
+                                                                self.strides, self.dilations))
+            if expected != blocks:
+                raise ShapeError(f"data holds {blocks} blocks; output_size {list(size)} with these kernel, strides, "
+                                 f"dilations and pads gives {expected}", rule="port.dims", port=0)
+        spatial = (None, None) if size is None else size
+        shape = ((data.shape[0],) if batched else ()) + (channels, *spatial)
+        return [TensorInfo(shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        data, size, kernel = inputs
+        size = [int(v) for v in np.asarray(size).reshape(-1)]
+        kernel = [int(v) for v in np.asarray(kernel).reshape(-1)]
+        batched = data.ndim == 3
+        x = data if batched else data[None]
+        n, columns, _ = x.shape
+        channels = columns // (kernel[0] * kernel[1])
+        grid = [_blocks(*args) for args in zip(size, self.pads_begin, self.pads_end, kernel, self.strides,
+                                               self.dilations)]
+        dtype = _compute_dtype(x.dtype)
+        x = x.astype(dtype, copy=False).reshape(n, channels, kernel[0], kernel[1], *grid)
+        # the buffer spans the padded image and every position a block reaches
+        extent = [max(pb + s + pe, (g - 1) * st + (k - 1) * d + 1) if g > 0 else pb + s + pe
+                  for pb, s, pe, g, st, k, d in zip(self.pads_begin, size, self.pads_end, grid, self.strides,
+                                                    kernel, self.dilations)]
+        self.reserve(n * channels * math.prod(extent) * np.dtype(dtype).itemsize, f"col2im buffer {extent}")
+        buffer = np.zeros((n, channels, *extent), dtype=dtype)
+        if min(grid) > 0 and x.size:
+            for i, j in itertools.product(range(kernel[0]), range(kernel[1])):
+                window = _window((i, j), self.dilations, self.strides, grid)
+                buffer[(slice(None), slice(None), *window)] += x[:, :, i, j]
+        crop = tuple(slice(pb, pb + s) for pb, s in zip(self.pads_begin, size))
+        result = buffer[(slice(None), slice(None), *crop)]
+        result = _to_type(result, out_infos[0].type.storage)
+        return [result if batched else result[0]]
