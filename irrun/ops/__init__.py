@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     reduction,
     roi_pooling,
     sampling,
+    scatter,
     sequence,
     shape_ops,
 )

@@ -1,13 +1,16 @@
-"""MatMul-1: transpose_a/transpose_b on the two innermost axes, 1-D operands unsqueezed (and the added axis
+"""MatMul-1 and Einsum-7.
+
+MatMul-1: transpose_a/transpose_b on the two innermost axes, 1-D operands unsqueezed (and the added axis
 removed from the result), batch axes broadcast numpy-style. Floats narrower than f32 compute in f32;
 integers compute in int64 and wrap to the output type."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
-from .attrs import Bool
+from ..errors import ExecutionError, ShapeError
+from .attrs import Bool, Str
 from .registry import Op, TensorInfo, op
+from .shape_ops import merge_dim
 from .shapes import shape_str
 
 
@@ -80,3 +83,175 @@ class MatMul1(Op):
         result = np.matmul(a, b) if a.ndim > 1 or b.ndim > 1 else np.asarray(np.dot(a, b))
         with np.errstate(over="ignore", invalid="ignore"):
             return [np.asarray(result).astype(dtype, copy=False).reshape(out_infos[0].shape)]
+
+
+# ---------------------------------------------------------------- Einsum
+
+ELLIPSIS = "..."
+
+
+def _subscript_labels(subscript, what):
+    """A subscript's labels: ASCII letters and at most one "..."; raises ShapeError otherwise."""
+    labels, i = [], 0
+    while i < len(subscript):
+        if subscript.startswith(ELLIPSIS, i) and ELLIPSIS not in labels:
+            labels.append(ELLIPSIS)
+            i += 3
+        elif subscript[i].isascii() and subscript[i].isalpha():
+            labels.append(subscript[i])
+            i += 1
+        else:
+            raise ShapeError(f"{what} subscript {subscript!r} must hold only letters and at most one ellipsis",
+                             rule="attr.value")
+    return labels
+
+
+def parse_einsum(equation):
+    """OpenVINO's reading of an equation from IR (white space is not removed: it is an error): input label
+    lists and the output label list. Without "->" the output is every label occurrence not found in another input, sorted (ASCII), after "..." when any
+    input has one."""
+    head, arrow, tail = equation.partition("->")
+    inputs = [_subscript_labels(part, "input") for part in head.split(",")]
+    if arrow:
+        return inputs, _subscript_labels(tail, "output")
+    output = []
+    for k, labels in enumerate(inputs):
+        others = {label for j, other in enumerate(inputs) if j != k for label in other}
+        output += [label for label in labels if label != ELLIPSIS and label not in others]
+    output.sort()
+    if any(ELLIPSIS in labels for labels in inputs):
+        output.insert(0, ELLIPSIS)
+    return inputs, output
+
+
+def _einsum_merge(a, b):
+    """Two dims under one label across inputs: equal, or one of them 1 (broadcast); None is unknown."""
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    if a is None or b is None:
+        return a if b is None else b
+    return a if a == b else False
+
+
+def _ellipsis_merge(a, b):
+    """Numpy broadcasting of two ellipsis shapes, right-aligned."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    out = tuple(_einsum_merge(x, y) for x, y in zip(a, b))
+    return None if False in out else out
+
+
+@op("Einsum", 7)
+class Einsum7(Op):
+    equation = Str()
+    num_inputs = (1, 1 << 30)
+
+    def _parse(self, count):
+        inputs, output = parse_einsum(self.equation)
+        if len(inputs) != count:
+            raise ShapeError(f"equation {self.equation!r} has {len(inputs)} input subscripts for {count} inputs",
+                             rule="port.count")
+        return inputs, output
+
+    def _label_dims(self, shapes, inputs):
+        """label -> dim (or a tuple of dims for "..."), merged over the inputs; validates OpenVINO's rules."""
+        dims = {}
+        for port, (shape, labels) in enumerate(zip(shapes, inputs)):
+            if shape is None:
+                if ELLIPSIS in labels:
+                    raise ShapeError("an input of dynamic rank must not have an ellipsis in its subscript",
+                                     rule="port.rank", port=port)
+                for label in labels:
+                    dims.setdefault(label, None)
+                continue
+            if len(shape) < len(labels) - (ELLIPSIS in labels):
+                raise ShapeError(f"input rank {len(shape)} ({shape_str(shape)}) is less than the "
+                                 f"{len(labels)} labels of subscript {''.join(labels)!r}", rule="port.rank", port=port)
+            own = {}
+            for label, dim in zip(labels, self._split(shape, labels)):
+                if label == ELLIPSIS:
+                    merged = dim if label not in dims else _ellipsis_merge(dims[label], dim)
+                    if merged is None:
+                        raise ShapeError(f"ellipsis dims {shape_str(dim)} do not broadcast with "
+                                         f"{shape_str(dims[label])}", rule="shape.broadcast", port=port)
+                    dims[label] = merged
+                    continue
+                if label in own and merge_dim(own[label], dim) is False:
+                    raise ShapeError(f"label {label!r} repeats in one input with dims {own[label]} and {dim}",
+                                     rule="port.dims", port=port)
+                own[label] = dim if own.get(label) is None else own[label]
+            for label, dim in own.items():
+                merged = dim if label not in dims else _einsum_merge(dims[label], dim)
+                if merged is False:
+                    raise ShapeError(f"label {label!r} has dims {dims[label]} and {dim} that do not broadcast",
+                                     rule="shape.broadcast", port=port)
+                dims[label] = merged
+        return dims
+
+    @staticmethod
+    def _split(shape, labels):
+        """Each label's dim (a tuple of dims for "...")."""
+        out, pos = [], 0
+        extra = len(shape) - (len(labels) - (ELLIPSIS in labels))
+        for label in labels:
+            if label == ELLIPSIS:
+                out.append(tuple(shape[pos:pos + extra]))
+                pos += extra
+            else:
+                out.append(shape[pos])
+                pos += 1
+        return out
+
+    def infer(self, inputs):
+        self.check_inputs(len(inputs))
+        first = inputs[0].type
+        if first.storage is None or not (first.is_float or first.is_integer):
+            raise ShapeError(f"element type {first} is not numeric", rule="port.type", port=0)
+        for port, info in enumerate(inputs[1:], 1):
+            if info.type != first:
+                raise ShapeError(f"element types {first} and {info.type} differ", rule="port.type", port=port)
+        subscripts, output = self._parse(len(inputs))
+        dims = self._label_dims([info.shape for info in inputs], subscripts)
+        shape = []
+        for label in output:
+            if label == ELLIPSIS:
+                shape += list(dims.get(ELLIPSIS, ()))
+            elif label not in dims:
+                raise ShapeError(f"output label {label!r} is in no input subscript", rule="attr.value")
+            else:
+                shape.append(dims[label])
+        return [TensorInfo(tuple(shape), first)]
+
+    def run(self, inputs, in_infos, out_infos):
+        subscripts, output = self._parse(len(inputs))
+        letters = [label for label in output if label != ELLIPSIS]
+        if len(set(letters)) != len(letters):  # OpenVINO infers a shape but no plugin runs it
+            raise ExecutionError(f"output subscript {''.join(output)!r} repeats a label", rule="attr.value")
+        dims = self._label_dims([x.shape for x in inputs], subscripts)
+        ellipsis = dims.get(ELLIPSIS, ())
+        used = {label for labels in subscripts for label in labels}
+        spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+        if len(ellipsis) > len(spare):
+            raise ExecutionError("too many labels for one einsum", rule="attr.value")
+        fresh = spare[:len(ellipsis)]
+        dtype = out_infos[0].type.storage
+        compute = (np.float64 if dtype.kind == "f" else np.uint64 if dtype.kind == "u" else np.int64)
+        operands, terms = [], []
+        for x, labels in zip(inputs, subscripts):
+            term, target = "", []
+            for label, dim in zip(labels, self._split(x.shape, labels)):
+                if label == ELLIPSIS:
+                    names = fresh[len(fresh) - len(dim):] if dim else []
+                    term += "".join(names)
+                    target += [ellipsis[len(ellipsis) - len(dim) + i] for i in range(len(dim))]
+                else:
+                    term += label
+                    target.append(dims[label])
+            operands.append(np.broadcast_to(x.astype(compute, copy=False), tuple(target)))
+            terms.append(term)
+        out_term = "".join("".join(fresh) if label == ELLIPSIS else label for label in output)
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = np.einsum(",".join(terms) + "->" + out_term, *operands, optimize=len(operands) > 2)
+            return [np.asarray(result).astype(dtype).reshape(out_infos[0].shape)]

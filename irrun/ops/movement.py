@@ -1,5 +1,5 @@
 """Data movement: Transpose-1, Concat-1, Split-1, VariadicSplit-1, Gather-1/7/8, GatherElements-6,
-ScatterUpdate-3, Slice-8, StridedSlice-1, Pad-1/12, DepthToSpace-1, SpaceToDepth-1."""
+ScatterUpdate-3, Slice-8, StridedSlice-1, Pad-1/12, DepthToSpace-1, SpaceToDepth-1, CumSum-3, Roll-7."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from .attrs import Enum, Int, Ints
+from .attrs import Bool, Enum, Int, Ints
 from .registry import Op, TensorInfo, op
 from .shape_ops import contiguous, int_values, merge_dim, normalize_axis, one_dim_length, require_max_rank, scalar_axis
 from .shapes import require_rank, shape_str
@@ -710,3 +710,101 @@ class SpaceToDepth1(Op):
         positions = [2 + 2 * i for i in range(k)]
         order = [0] + blocks + [1] + positions if self.mode == "blocks_first" else [0, 1] + blocks + positions
         return [contiguous(y.transpose(order)).reshape(out_infos[0].shape)]
+
+
+# ---------------------------------------------------------------- CumSum
+
+@op("CumSum", 3)
+class CumSum3(Op):
+    """Running sums along an axis (input 1, a scalar or 1-element tensor, default 0), accumulated in the
+    data type (integers wrap; f16 accumulates in f32 and rounds once). `exclusive` leaves out the element
+    itself, `reverse` sums from the end. OpenVINO does not check the axis value when loading."""
+
+    exclusive = Bool(default=False)
+    reverse = Bool(default=False)
+    num_inputs = (1, 2)
+
+    def infer(self, inputs):
+        data = inputs[0]
+        if data.type.storage is None:
+            raise ShapeError(f"element type {data.type} is not supported", rule="port.type", port=0)
+        if len(inputs) > 1:
+            axis = inputs[1]
+            if axis.type.name not in ("i32", "i64"):
+                raise ShapeError(f"axis must be i32 or i64, got {axis.type}", rule="port.type", port=1)
+            if axis.shape is not None and not (len(axis.shape) == 0 or (len(axis.shape) == 1 and axis.shape[0] in (1, None))):
+                raise ShapeError(f"axis must be a scalar or hold one value, got {shape_str(axis.shape)}",
+                                 rule="port.rank", port=1)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x = inputs[0]
+        axis = int(np.asarray(inputs[1]).reshape(-1)[0]) if len(inputs) > 1 else 0
+        if x.ndim == 0:
+            if axis not in (0, -1):
+                raise ExecutionError(f"axis {axis} is out of range for a scalar", rule="input.value", port=1)
+            return [np.zeros_like(x) if self.exclusive else np.array(x, copy=True)]
+        if not -x.ndim <= axis < x.ndim:
+            raise ExecutionError(f"axis {axis} is out of range [{-x.ndim}, {x.ndim - 1}]", rule="input.value",
+                                 port=1)
+        dtype = x.dtype
+        work = np.float32 if dtype.kind == "f" and dtype.itemsize < 4 else (np.int64 if dtype == np.bool_ else dtype)
+        values = np.flip(x, axis) if self.reverse else x
+        with np.errstate(over="ignore"):
+            total = np.cumsum(values, axis=axis, dtype=work)
+            if self.exclusive:
+                total = np.subtract(total, values, dtype=work) if dtype.kind != "f" else _shift_right(total, axis)
+        if self.reverse:
+            total = np.flip(total, axis)
+        return [contiguous(total.astype(dtype, copy=False))]
+
+
+def _shift_right(total, axis):
+    """An exclusive float scan: the inclusive one moved one step along the axis, zero first (subtracting
+    the element back would not give the exact sums)."""
+    out = np.zeros_like(total)
+    n = total.shape[axis]
+    if n > 1:
+        dst = [slice(None)] * total.ndim
+        src = [slice(None)] * total.ndim
+        dst[axis], src[axis] = slice(1, None), slice(0, n - 1)
+        out[tuple(dst)] = total[tuple(src)]
+    return out
+
+
+# ---------------------------------------------------------------- Roll
+
+@op("Roll", 7)
+class Roll7(Op):
+    """Shifts elements along axes, wrapping around; shift (i32/i64 scalar or 1-D) pairs with axes (i32/i64
+    scalar or 1-D; a scalar shift applies to every axis); shifts on a repeated axis add up."""
+
+    num_inputs = (3, 3)
+
+    def infer(self, inputs):
+        data, shift, axes = inputs
+        for port, info, what in ((1, shift, "shift"), (2, axes, "axes")):
+            if info.type.name not in ("i32", "i64"):
+                raise ShapeError(f"{what} must be i32 or i64, got {info.type}", rule="port.type", port=port)
+            require_max_rank(info, 1, what, port)
+        if shift.rank == 1:
+            if axes.rank == 0 or merge_dim(shift.shape[0], None if axes.shape is None else axes.shape[0]) is False:
+                raise ShapeError(f"shift {shape_str(shift.shape)} and axes {shape_str(axes.shape)} must be 1-D "
+                                 f"of the same size", rule="port.dims", port=2)
+        values = int_values(axes, "axes", 2)
+        if values is not None and data.rank:
+            for axis in values.reshape(-1):
+                normalize_axis(int(axis), data.rank, "axis", port=2)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x, shift, axes = inputs
+        axes = np.asarray(axes, dtype=np.int64).reshape(-1)
+        shift = np.broadcast_to(np.asarray(shift, dtype=np.int64).reshape(-1), axes.shape)
+        if x.ndim == 0 or x.size == 0:
+            return [np.array(x, copy=True)]
+        total = [0] * x.ndim
+        for s, a in zip(shift.tolist(), axes.tolist()):
+            a = normalize_axis(a, x.ndim, "axis", port=2)
+            total[a] = (total[a] + s) % x.shape[a]
+        return [contiguous(np.roll(x, total, axis=tuple(range(x.ndim))))]

@@ -1,4 +1,4 @@
-"""Normalisation: MVN-2, MVN-6, NormalizeL2-1, BatchNormInference-1/5, LRN-1.
+"""Normalisation: MVN-2, MVN-6, NormalizeL2-1, BatchNormInference-1/5, LRN-1, GroupNormalization-12.
 
 Floats narrower than f32 compute in f32 and round once at the end."""
 from __future__ import annotations
@@ -202,3 +202,53 @@ def _window_sum(values, axis, half):
     upper = np.minimum(n, i + half + 1)
     lower = np.maximum(0, i - half)
     return np.take(prefix, upper, axis=axis) - np.take(prefix, lower, axis=axis)
+
+
+@op("GroupNormalization", 12)
+class GroupNormalization12(Op):
+    """Per sample and group of C / num_groups channels: (x - mean) / sqrt(var + epsilon) * scale + bias,
+    mean and (biased) variance over the group's channels and all spatial axes."""
+
+    num_groups = Int()
+    epsilon = Float()
+    num_inputs = (3, 3)
+
+    def infer(self, inputs):
+        data, scale, bias = inputs
+        for port, info in enumerate(inputs):
+            if info.type.storage is None or not (info.type.is_float or info.type.is_integer):
+                raise ShapeError(f"element type {info.type} is not numeric", rule="port.type", port=port)
+        if self.num_groups < 1:
+            raise ShapeError(f"num_groups {self.num_groups} must be a positive integer", rule="attr.range")
+        if data.shape is not None and len(data.shape) < 2:
+            raise ShapeError(f"data rank {len(data.shape)} must be at least 2", rule="port.rank", port=0)
+        channels = None if data.shape is None else data.shape[1]
+        for port in (1, 2):
+            shape = inputs[port].shape
+            if shape is None:
+                continue
+            if len(shape) != 1:
+                raise ShapeError(f"{('scale', 'bias')[port - 1]} shape {shape_str(shape)} must be 1-D",
+                                 rule="port.rank", port=port)
+            if channels is not None and shape[0] is not None and shape[0] != channels:
+                raise ShapeError(f"{shape[0]} elements do not match the {channels} channels of the data",
+                                 rule="port.dims", port=port)
+        if channels is not None and channels % self.num_groups:
+            raise ShapeError(f"{channels} channels are not divisible into {self.num_groups} groups",
+                             rule="port.dims", port=0)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        x, scale, bias = inputs
+        dtype = out_infos[0].type.storage
+        work_type = np.float64 if dtype.itemsize > 4 else np.float32
+        n, c = x.shape[:2]
+        grouped = x.astype(work_type).reshape(n, self.num_groups, -1)
+        mean = np.mean(grouped, axis=2, keepdims=True, dtype=np.float64).astype(work_type)
+        centred = grouped - mean
+        variance = np.mean(centred * centred, axis=2, keepdims=True, dtype=np.float64).astype(work_type)
+        normal = (centred / np.sqrt(variance + work_type(self.epsilon))).reshape(x.shape)
+        shape = (c,) + (1,) * (x.ndim - 2)
+        result = normal * scale.astype(work_type).reshape(shape) + bias.astype(work_type).reshape(shape)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return [result.astype(dtype)]
