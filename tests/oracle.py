@@ -178,7 +178,7 @@ def patch_layer(xml_text: str, layer_type: str, attrs: Mapping[str, str | None])
                     data = data.replace("<data", '<data %s="%s"' % (k, v), 1)
             return data
 
-        return re.sub(r"<data\b[^>]*/>", fix_data, block, count=1)
+        return re.sub(r"<data\b(?:[^>\"]|\"[^\"]*\")*/>", fix_data, block, count=1)
 
     pattern = re.compile(
         r'<layer\b[^>]*\btype="%s"[^>]*>.*?</layer>' % re.escape(layer_type), re.S
