@@ -11,18 +11,10 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Enum
 from .registry import Op, TensorInfo, op
+from .shape_ops import merge_dim
 from .shapes import numel, require_rank, shape_str
 
 CUBIC_A = -0.75
-
-
-def _merge(a, b):
-    """Two dims that must agree: the known one, or None; False when they conflict."""
-    if a is None:
-        return b
-    if b is None or a == b:
-        return a
-    return False
 
 
 @op("GridSample", 9)
@@ -47,7 +39,7 @@ class GridSample9(Op):
                                  rule="port.dims", port=1)
             batch, height, width = grid.shape[:3]
         if data.shape is not None:
-            merged = _merge(batch, data.shape[0])
+            merged = merge_dim(batch, data.shape[0])
             if merged is False:
                 raise ShapeError(f"data batch {data.shape[0]} does not match grid batch {batch}",
                                  rule="port.dims", port=1)
