@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     avg_pooling,
     conversion,
     convolution,
+    detection,
     embedding,
     infrastructure,
     interpolate,
