@@ -60,6 +60,8 @@ def test_opset_selects_the_op_version():
     assert resolve("AdaptiveMaxPool", "opset7") == ("AdaptiveMaxPool", None)
     assert resolve("ROIPooling", "opset1") == ("ROIPooling", 2)  # OpenVINO reads opset1 ROIPooling from opset2
     assert resolve("Gelu", "opset2") == ("Gelu", 2) and resolve("Gelu", "opset7") == ("Gelu", 7)
+    # The headers list Xor in opset1-3; OpenVINO's reader takes it from opset1 only.
+    assert resolve("Xor", "opset1") == ("Xor", 1) and resolve("Xor", "opset2") == ("Xor", None)
 
 
 def _relu_model(tmp_path, relu_type, const_type, case_type):

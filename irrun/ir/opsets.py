@@ -11,6 +11,8 @@ _OPSET_OVERRIDES = {
     ("opset1", "ROIPooling"): "opset2",
     ("opset1", "ReorgYolo"): "opset2",
 }
+# Listed in OpenVINO's opset headers, refused by its IR reader.
+_READER_REFUSES = {("opset2", "Xor"), ("opset3", "Xor")}
 _EXPERIMENTAL_OPSETS = ("experimental", "extension")
 _EXPERIMENTAL_TYPES = ("GRUCell", "RNNCell", "Proposal")
 
@@ -43,6 +45,8 @@ def resolve(type_name: str, opset: str) -> tuple[str, int | None]:
     opset = opset.strip()
     if opset in _EXPERIMENTAL_OPSETS and (op_type.startswith("ExperimentalDetectron") or op_type in _EXPERIMENTAL_TYPES):
         opset = "opset6"
+    if (opset, op_type) in _READER_REFUSES:
+        return op_type, None
     opset = _OPSET_OVERRIDES.get((opset, op_type), opset)
     namespace = OPSETS.get(opset, {}).get(op_type)
     return op_type, None if namespace is None else _SPEC_VERSION[(op_type, namespace)]
