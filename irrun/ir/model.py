@@ -23,6 +23,8 @@ class Layer:
     outputs: list[Port]
     extra: dict[str, str] = field(default_factory=dict)  # other <layer> attributes, e.g. Result's output_names
     line: int | None = None
+    # Nested graphs of TensorIterator/Loop ("body") and If ("then_body", "else_body"), with their port maps.
+    bodies: dict[str, "Body"] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,26 @@ class Edge:
     from_port: int
     to_layer: str
     to_port: int
+
+
+@dataclass(frozen=True)
+class PortMapEntry:
+    """One <input>/<output> of a body's port map: the outer port, the body Parameter/Result layer, and the
+    slicing attributes (axis, start, end, stride, part_size) or Loop's `purpose`, as written."""
+
+    external_port_id: int  # -1: not connected outside (Loop's special ports)
+    internal_layer_id: str
+    attrs: dict[str, str]
+
+
+@dataclass
+class Body:
+    """A nested graph: its layers and edges, its port map, and back edges (body Result -> body Parameter)."""
+
+    doc: "IRDocument"
+    inputs: list[PortMapEntry]
+    outputs: list[PortMapEntry]
+    back_edges: list[tuple[str, str]]  # (from Result layer id, to Parameter layer id)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from pathlib import Path
 from lxml import etree
 
 from ..errors import ParseError
-from .model import Edge, IRDocument, Layer, Port
+from .model import Body, Edge, IRDocument, Layer, Port, PortMapEntry
 
 MAX_XML_BYTES = 1 << 30
 _DOCTYPE = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
@@ -67,7 +67,7 @@ def _document(root, path: Path) -> IRDocument:
     layers_el = root.find("layers")
     if layers_el is None:
         raise ParseError("<layers> section is missing", file=path, rule="file.structure")
-    layers = [_layer(el, path) for el in layers_el.iterchildren("layer")]
+    layers = [_layer(el, path, ir_version) for el in layers_el.iterchildren("layer")]
     edges_el = root.find("edges")
     edges = [] if edges_el is None else [_edge(el, path) for el in edges_el.iterchildren("edge")]
     bin_path = os.path.splitext(str(path))[0] + ".bin"
@@ -93,7 +93,39 @@ def _int(el, name, path, rule) -> int:
     return value
 
 
-def _layer(el, path: Path) -> Layer:
+BODIES = {"body": "port_map", "then_body": "then_port_map", "else_body": "else_port_map"}
+
+
+def _body(layer_el, name: str, path: Path, ir_version: int) -> Body:
+    el = layer_el.find(name)
+    layers_el = el.find("layers")
+    if layers_el is None:
+        raise ParseError(f"line {el.sourceline}: <{name}> has no <layers> section", file=path, rule="file.structure")
+    layers = [_layer(child, path, ir_version) for child in layers_el.iterchildren("layer")]
+    edges_el = el.find("edges")
+    edges = [] if edges_el is None else [_edge(child, path) for child in edges_el.iterchildren("edge")]
+    doc = IRDocument(str(path), os.path.splitext(str(path))[0] + ".bin", ir_version, layer_el.get("name", ""),
+                     layers, edges)
+    port_map = layer_el.find(BODIES[name])
+    entries = {"input": [], "output": []}
+    for kind, found in entries.items():
+        for entry in [] if port_map is None else port_map.iterchildren(kind):
+            text = _required(entry, "external_port_id", path)
+            try:
+                external = int(text)
+            except ValueError:
+                raise ParseError(f"line {entry.sourceline}: <{kind}> external_port_id={text!r} is not an integer",
+                                 file=path, rule="file.structure") from None
+            attrs = {str(k): str(v) for k, v in entry.attrib.items()
+                     if k not in ("external_port_id", "internal_layer_id")}
+            found.append(PortMapEntry(external, _required(entry, "internal_layer_id", path), attrs))
+    back_el = layer_el.find("back_edges") if name == "body" else None
+    back = [(_required(e, "from-layer", path, "edge.ref"), _required(e, "to-layer", path, "edge.ref"))
+            for e in ([] if back_el is None else back_el.iterchildren("edge"))]
+    return Body(doc, entries["input"], entries["output"], back)
+
+
+def _layer(el, path: Path, ir_version: int = 11) -> Layer:
     layer_id = _required(el, "id", path, "layer.id")
     data = el.find("data")
     attrs = dict(data.attrib) if data is not None else {}
@@ -108,6 +140,7 @@ def _layer(el, path: Path) -> Layer:
         outputs=_ports(el.find("output"), path),
         extra={k: v for k, v in el.attrib.items() if k not in known},
         line=el.sourceline,
+        bodies={name: _body(el, name, path, ir_version) for name in BODIES if el.find(name) is not None},
     )
 
 

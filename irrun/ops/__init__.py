@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     attention,
     avg_pooling,
     cells,
+    control_flow,
     conversion,
     convolution,
     detection,
