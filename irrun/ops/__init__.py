@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     movement,
     normalization,
     pooling,
+    proposals,
     quantization,
     reduction,
     roi_pooling,
