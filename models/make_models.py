@@ -54,7 +54,7 @@ def save_npz(path, arrays):
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
         for key in arrays:
             buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.ascontiguousarray(arrays[key]), allow_pickle=False)
+            np.lib.format.write_array(buf, np.require(arrays[key], requirements="C"), allow_pickle=False)
             info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.external_attr = 0o644 << 16
             zf.writestr(info, buf.getvalue())
@@ -62,7 +62,7 @@ def save_npz(path, arrays):
 
 def save_npy(path, array):
     with open(path, "wb") as f:
-        np.lib.format.write_array(f, np.ascontiguousarray(array), allow_pickle=False)
+        np.lib.format.write_array(f, np.require(array, requirements="C"), allow_pickle=False)
 
 
 def build(folder, model, inputs):
