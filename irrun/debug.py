@@ -678,7 +678,7 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
         request = compiled.create_infer_request()
         params = {p.get_friendly_name(): i for i, p in enumerate(ov_model.get_parameters())}
         by_layer = {model.graph.nodes[lid].layer.name: desc.name for desc, lid in zip(model.inputs, model.graph.parameters)}
-        ov_feeds = {params[layer_name]: np.ascontiguousarray(feeds[name]) for layer_name, name in by_layer.items()
+        ov_feeds = {params[layer_name]: np.require(feeds[name], requirements="C") for layer_name, name in by_layer.items()
                     if layer_name in params and name in feeds}
         request.infer(ov_feeds)
         arrays = [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]

@@ -40,7 +40,7 @@ def _wrap(x: np.ndarray, dst: ElementType) -> np.ndarray:
 
 def round_to_bf16(x: np.ndarray) -> np.ndarray:
     """Round float32 values to the nearest bfloat16 (ties to even), kept in float32."""
-    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    bits = np.require(x, dtype=np.float32, requirements="C").view(np.uint32)
     rounding = ((bits >> 16) & 1) + np.uint32(0x7FFF)
     rounded = ((bits + rounding) & np.uint32(0xFFFF0000)).view(np.float32)
     return np.where(np.isnan(x), x, rounded)
