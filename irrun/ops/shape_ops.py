@@ -17,7 +17,7 @@ from .shapes import shape_str
 I64 = ELEMENT_TYPES["i64"]
 
 
-# ---------------------------------------------------------------- helpers shared with movement.py
+# ---------------------------------------------------------------- helpers shared with movement.py and indexing.py
 
 def contiguous(a: np.ndarray) -> np.ndarray:
     """A C-contiguous array of the same shape (np.ascontiguousarray turns 0-d into 1-d)."""
