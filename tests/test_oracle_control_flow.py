@@ -188,3 +188,128 @@ def test_converted_torch_loop_and_if():
         expected = [np.asarray(v) for v in compiled(feeds).values()]
         got = list(loaded.run(feeds).values())
         assert_same(got, expected, atol=ATOL, context=f"case {case}: scale {scale} n {n}")
+
+
+# ---------------------------------------------------------------- TensorIterator slicing corners
+
+def make_ti_parts(axis, part, in_range, out_range, params):
+    """A sliced input and a concatenated output with part_size `part` and explicit (start, stride, end)."""
+    x, h0 = params["x"], params["h"]
+    xshape = list(x.get_output_partial_shape(0).to_shape())
+    piece = list(xshape)
+    piece[axis] = part
+    xi = opset1.parameter(piece, np.float32, name="xi")
+    hi = opset1.parameter(list(h0.get_output_partial_shape(0).to_shape()), np.float32, name="hi")
+    new_h = opset1.add(opset1.multiply(hi, c(0.5, np.float32)), opset1.reduce_sum(xi, c([axis], np.int64)))
+    out = opset1.multiply(xi, opset1.unsqueeze(new_h, c([axis], np.int64)))  # a part-sized piece per step
+    body = ov.Model([opset1.result(new_h), opset1.result(out)], [xi, hi], "body")
+    ti = ov.op.tensor_iterator()
+    ti.set_body(body)
+    start, stride, end = in_range
+    ti.set_sliced_input(xi, x.output(0), start, stride, part, end, axis)
+    ti.set_merged_input(hi, h0.output(0), new_h.output(0))
+    start, stride, end = out_range
+    return [ti.get_iter_value(new_h.output(0), -1), ti.get_concatenated_slices(out.output(0), start, stride, part, end, axis)]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_tensor_iterator_part_size_and_ranges(seed, tmp_path):
+    """part_size > 1 on a sliced input and a concatenated output, either stride sign."""
+    rng = np.random.default_rng(300 + seed)
+    axis, part = int(rng.integers(0, 2)), int(rng.integers(1, 4))
+    steps = int(rng.integers(1, 4))
+    length = steps * part
+    batch, width = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+    # Only whole-axis ranges: for a sub-range OpenVINO's shape inference (count (|end - start| + 1) //
+    # part_size over [start, end], negative values from the axis end) and the CPU plugin (end exclusive,
+    # negative values as dim + 1 + value, and slicing from the axis start whatever `start` says) disagree,
+    # and the reference kernel ignores start/end. The CPU plugin steps by |stride|: stride is +-part_size.
+    in_range = (0, part, -1) if rng.integers(0, 2) else (-1, -part, 0)
+    out_range = (0, part, -1) if rng.integers(0, 2) else (-1, -part, 0)
+    xshape = [length, batch, width] if axis == 0 else [batch, length, width]
+    inputs = {"x": rng.standard_normal(xshape).astype(np.float32),
+              "h": rng.standard_normal((batch, width)).astype(np.float32)}
+    built = build(lambda p: make_ti_parts(axis, part, in_range, out_range, p), inputs, tmp_path)
+    verify(built, f"seed {seed}: axis {axis} part {part} x {xshape} in {in_range} out {out_range}")
+
+
+def test_tensor_iterator_sub_range_pinned(tmp_path):
+    """start/end naming part of the axis: values from OpenVINO's TensorIterator shape inference (positions
+    start..end inclusive, negative ones counted from the axis end, (|end - start| + 1) // part_size steps;
+    the spec's "index where the iteration starts/ends"). Not an oracle comparison: the CPU plugin slices from
+    the axis start whatever `start` says (x = arange(6), start 1, end -2 gives [0, 1, 2, 3]) and the
+    reference kernel ignores start/end."""
+    def make(p, part, start, stride, end):
+        xi = opset1.parameter([part], np.float32, name="xi")
+        body = ov.Model([opset1.result(opset1.add(xi, c(0.0, np.float32)))], [xi], "body")
+        ti = ov.op.tensor_iterator()
+        ti.set_body(body)
+        ti.set_sliced_input(xi, p["x"].output(0), start, stride, part, end, 0)
+        return [ti.get_concatenated_slices(body.get_results()[0].input_value(0), 0, part, part, -1, 0)]
+
+    x = np.arange(12, dtype=np.float32)
+    cases = [((1, 1, 1, -2), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+             ((1, -2, -1, 1), [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]),
+             ((3, 2, 3, -2), [2, 3, 4, 5, 6, 7, 8, 9, 10]),
+             ((3, -3, -3, 1), [7, 8, 9, 4, 5, 6, 1, 2, 3]),
+             ((2, 4, 2, 7), [4, 5, 6, 7])]
+    for (part, start, stride, end), expected in cases:
+        built = build(lambda p: make(p, part, start, stride, end), {"x": x}, tmp_path)
+        got = list(irrun.load(built.xml).run(built.feed_dict).values())[0]
+        np.testing.assert_array_equal(got, np.array(expected, np.float32), err_msg=str((part, start, stride, end)))
+
+
+def test_tensor_iterator_back_edge_also_concatenated_pinned(tmp_path):
+    """A body Add(x_t, h) that is both the back-edge Result and (through an Unsqueeze) a concatenated output,
+    slicing reversed, batch 2. The TensorIterator semantics (spec; reference tensor_iterator.cpp: the back
+    edge copies the Result into the Parameter for the next iteration) give h_t = x_t + h_{t-1}. The CPU
+    plugin (2026.4.1) gives h_t = 2 * x_t for t >= 1 when the sliced input is Add's first operand (the
+    back-edge value is lost; final [20, 60] here), so the values below are written by hand."""
+    def make(p):
+        xi = opset1.parameter([2, 1, 1], np.float32, name="xi")
+        hi = opset1.parameter([2, 1], np.float32, name="hi")
+        add = opset1.add(opset1.squeeze(xi, c([1], np.int64)), hi)
+        seq = opset1.unsqueeze(add, c([1], np.int64))
+        body = ov.Model([opset1.result(add), opset1.result(seq)], [xi, hi], "body")
+        ti = ov.op.tensor_iterator()
+        ti.set_body(body)
+        ti.set_sliced_input(xi, p["x"].output(0), -1, -1, 1, 0, 1)
+        ti.set_merged_input(hi, p["h"].output(0), add.output(0))
+        return [ti.get_iter_value(add.output(0), -1), ti.get_concatenated_slices(seq.output(0), 0, 1, 1, -1, 1)]
+
+    x = np.array([[10, 20], [30, 40]], np.float32).reshape(2, 2, 1)
+    h = np.array([[1], [2]], np.float32)
+    built = build(make, {"x": x, "h": h}, tmp_path)
+    assert not check(built.xml).errors
+    final, seq = irrun.load(built.xml).run(built.feed_dict).values()
+    # step 0 takes x[:, 1] = [20, 40]: h = [21, 42]; step 1 takes x[:, 0] = [10, 30]: h = [31, 72]
+    np.testing.assert_array_equal(final, np.array([[31], [72]], np.float32))
+    np.testing.assert_array_equal(seq, np.array([[21, 31], [42, 72]], np.float32).reshape(2, 2, 1))
+
+
+@pytest.mark.parametrize("damage", ["internal", "external", "back_edge"])
+def test_malformed_port_map(damage, tmp_path):
+    """A port map naming a missing body layer, an external_port_id past the inputs, or a back edge from a
+    non-Result: an IRError naming the TensorIterator layer, and an error (not a crash) from the checker."""
+    import re
+
+    def patch(text):
+        if damage == "internal":
+            return re.sub(r'(<port_map>\s*<input [^>]*internal_layer_id=")\d+', r"\g<1>999", text, count=1)
+        if damage == "external":
+            return re.sub(r'(<port_map>\s*<input [^>]*external_port_id=")\d+', r"\g<1>7", text, count=1)
+        # a back edge whose from-layer is the body's first layer (a Parameter)
+        first = re.search(r'<body>\s*<layers>\s*<layer id="(\d+)"', text).group(1)
+        return re.sub(r'(<back_edges>\s*<edge from-layer=")\d+', rf"\g<1>{first}", text, count=1)
+
+    inputs = {"x": np.ones((2, 1, 3), np.float32), "h": np.ones((1, 3), np.float32),
+              "w": np.ones((1, 3), np.float32)}
+    xml = build(lambda p: make_ti(0, False, 1, p), inputs, tmp_path).xml
+    original = xml.read_text()
+    xml.write_text(patch(original))
+    assert xml.read_text() != original
+    with pytest.raises(irrun.IRError) as info:
+        irrun.load(xml).run(inputs)
+    assert "TensorIterator" in str(info.value), str(info.value)
+    report = check(xml)
+    assert report.errors and any("TensorIterator" in d.text(str(xml)) for d in report.errors), report.lines()
