@@ -54,9 +54,11 @@ class Model:
         self.budget = budget
         self.path = graph.doc.xml_path
         self.infos: dict[tuple[str, int], TensorInfo] = {}
+        self._consumers = graph.consumers()
         self._unused = self._unused_outputs()
         with np.errstate(all="ignore"):
             self._infer_at_load()
+        self._results_read = {graph.nodes[r].inputs[0] for r in graph.results}  # inference checked they exist
         self.inputs = [self._input_desc(pid) for pid in graph.parameters]
         self.outputs = self._output_descs()
 
@@ -79,7 +81,7 @@ class Model:
     def _unused_outputs(self) -> dict[str, frozenset]:
         """Per live layer, the outputs no live layer reads and no Result returns (e.g. MaxPool indices a
         converter leaves unconnected): ops may skip computing them, unless an observer wants to see them."""
-        read = set(self.graph.consumers())
+        read = set(self._consumers)
         return {layer_id: frozenset(i for i in range(len(self.graph.nodes[layer_id].layer.outputs))
                                     if (layer_id, i) not in read)
                 for layer_id in self.graph.order}
@@ -131,8 +133,8 @@ class Model:
         feeds = self._bind_inputs(inputs)
         values: dict[tuple[str, int], np.ndarray] = {}
         infos: dict[tuple[str, int], TensorInfo] = {}
-        remaining = self.graph.consumers()
-        keep = {self.graph.nodes[r].inputs[0] for r in self.graph.results}
+        remaining = dict(self._consumers)
+        keep = self._results_read
         for layer_id in self.graph.order:
             node = self.graph.nodes[layer_id]
             known = self.infos.get((layer_id, 0))

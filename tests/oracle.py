@@ -54,6 +54,7 @@ __all__ = [
     "run_reference",
     "evaluate_node",
     "run_cpu",
+    "run_irrun",
     "OracleUnsupported",
     "assert_same",
     "compare_outputs",
@@ -352,6 +353,18 @@ def run_cpu(
         outs.append(a)
     names = [_any_name(o, i) for i, o in enumerate(compiled.outputs)]
     return names, outs
+
+
+def run_irrun(built: Built, context: str = "") -> dict[str, np.ndarray]:
+    """Load the saved file with irrun, check its input and output names and output types against what
+    OpenVINO read from the same file, and run it on the feeds."""
+    import irrun  # imported here: the oracle module itself needs only openvino
+
+    model = irrun.load(str(built.xml))
+    assert [t.name for t in model.inputs] == built.input_names, context
+    assert [t.name for t in model.outputs] == built.output_names, context
+    assert [t.element_type for t in model.outputs] == built.output_types, context
+    return model.run(built.feed_dict)
 
 
 # ----------------------------------------------------------------- comparison

@@ -25,21 +25,9 @@ import numpy as np
 import pytest
 from openvino import opset1, opset3, opset8, opset9, opset14, opset16
 
+import irrun
 import oracle as O
-from oracle import assert_same, build, patch_layer, run_cpu, run_reference
-
-
-def _irrun():
-    import irrun  # not importorskip: a missing irrun must fail these tests
-
-    return irrun
-
-
-def run_irrun(built, context=""):
-    model = _irrun().load(str(built.xml))
-    assert [t.name for t in model.outputs] == built.output_names, context
-    assert [t.element_type for t in model.outputs] == built.output_types, context
-    return model.run(built.feed_dict)
+from oracle import assert_same, build, patch_layer, run_cpu, run_irrun, run_reference
 
 
 def check(built, expected, names, context, atol=None, f16=False):
@@ -64,8 +52,8 @@ def rejects(xml_path):
     """Both OpenVINO and irrun refuse the file."""
     with pytest.raises(Exception):
         O.core().read_model(str(xml_path))
-    with pytest.raises(_irrun().IRError):
-        _irrun().load(str(xml_path))
+    with pytest.raises(irrun.IRError):
+        irrun.load(str(xml_path))
 
 
 # =========================================================================== AvgPool
@@ -423,7 +411,7 @@ def test_roialign_attribute_validation(tmp_path):
             continue
         model = O.core().read_model(str(path))
         shape = tuple(model.outputs[0].get_shape())
-        got = list(_irrun().load(str(path)).run(built.feed_dict).values())[0]
+        got = list(irrun.load(str(path)).run(built.feed_dict).values())[0]
         assert got.shape == shape
         if attrs.get("mode") == "AVG":
             np.testing.assert_allclose(got, np.ones(shape, np.float32))

@@ -19,19 +19,10 @@ import pytest
 from openvino import opset1
 
 import oracle as O
-from oracle import assert_same, build, run_cpu
+from oracle import assert_same, build, run_cpu, run_irrun
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower")
 KINDS = ("conv", "group", "backprop", "group_backprop")
-
-
-def run_irrun(built, context=""):
-    import irrun
-
-    model = irrun.load(str(built.xml))
-    assert [t.name for t in model.outputs] == built.output_names, context
-    assert [t.element_type for t in model.outputs] == built.output_types, context
-    return model.run(built.feed_dict)
 
 
 def tolerance(reduction_length):

@@ -21,17 +21,7 @@ import pytest
 from openvino import opset1, opset2, opset3, opset4, opset5, opset8, opset9
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_reference
-
-
-def run_irrun(built: O.Built) -> dict:
-    import irrun
-
-    model = irrun.load(str(built.xml))
-    assert [t.name for t in model.outputs] == built.output_names
-    assert [t.element_type for t in model.outputs] == built.output_types
-    return model.run(built.feed_dict)
-
+from oracle import assert_same, build, run_cpu, run_irrun, run_reference
 
 c = O.constant
 

@@ -18,23 +18,13 @@ import numpy as np
 import pytest
 from openvino import PartialShape, opset1, opset4, opset8
 
-import oracle as O
-from oracle import assert_same, build, run_cpu
-
 from irrun.errors import ShapeError
 from irrun.ir.types import ELEMENT_TYPES
 from irrun.ops.proposals import DetectionOutput1, DetectionOutput8, Proposal4
 from irrun.ops.registry import Context, TensorInfo
 
-
-def run_irrun(built: O.Built) -> dict:
-    import irrun
-
-    model = irrun.load(str(built.xml))
-    assert [t.name for t in model.outputs] == built.output_names
-    assert [t.element_type for t in model.outputs] == built.output_types
-    return model.run(built.feed_dict)
-
+import oracle as O
+from oracle import assert_same, build, run_cpu, run_irrun
 
 CORNER, CENTER = "caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CENTER_SIZE"
 
@@ -324,8 +314,8 @@ def test_proposal_shape_inference():
 
 def test_runtime_refusals():
     """What the CPU plugin refuses at run time, irrun refuses too (ExecutionError)."""
-    from irrun.errors import ExecutionError
     import irrun
+    from irrun.errors import ExecutionError
 
     rng = np.random.default_rng(11)
     attrs, feeds, _ = _do_case(rng, False)

@@ -19,7 +19,7 @@ from openvino import opset1
 from openvino.utils.node_factory import NodeFactory
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_reference
+from oracle import assert_same, build, run_cpu, run_irrun, run_reference
 
 NF = NodeFactory("opset1")
 AXIS_KEY = "auto_broadcast.auto_broadcast_axis"
@@ -46,15 +46,6 @@ for _op in COMPARE[1:]:
     REF_TYPES[_op] = ["f32", "f16", "i32", "u32", "i64", "u64", "boolean"]
 for _op in LOGICAL:
     REF_TYPES[_op] = ["boolean"]
-
-
-def run_irrun(built, context=""):
-    import irrun
-
-    model = irrun.load(str(built.xml))
-    assert [t.name for t in model.inputs] == built.input_names, context
-    assert [t.element_type for t in model.outputs] == built.output_types, context
-    return model.run(built.feed_dict)
 
 
 def assert_close(got: dict, expected, names, *, rtol, atol=0.0, f16_ulp=False, context=""):
@@ -282,6 +273,7 @@ def _infer_irrun(xml):
 def test_pdpd_shapes_agree(sa, sb, axis, tmp_path):
     """OpenVINO accepts or rejects each pdpd pair exactly as irrun does; accepted ones compute alike."""
     from irbuild import IRBuilder
+
     import irrun
     from irrun.errors import IRError
 
@@ -313,6 +305,7 @@ def test_pdpd_shapes_agree(sa, sb, axis, tmp_path):
 ])
 def test_broadcast_modes_accept_reject(mode, sa, sb, tmp_path):
     from irbuild import IRBuilder
+
     import irrun
     from irrun.errors import IRError
 
@@ -347,10 +340,10 @@ def test_dynamic_dims_numpy():
                                    ("i32", "i64", "compare")])
 def test_type_validation(types):
     """Arithmetic rejects boolean; logical ops need boolean; inputs must share a type."""
+    from irrun.errors import ShapeError
+    from irrun.ir.types import ELEMENT_TYPES
     from irrun.ops.arithmetic import Add, Equal, LogicalAnd
     from irrun.ops.registry import TensorInfo
-    from irrun.ir.types import ELEMENT_TYPES
-    from irrun.errors import ShapeError
 
     cls = {"logical": LogicalAnd, "compare": Equal}.get(types[-1], Add)
     infos = [TensorInfo((2,), ELEMENT_TYPES[t]) for t in types[:2]]
@@ -420,6 +413,7 @@ def test_select_sweep():
 ])
 def test_select_shapes(mode, sc, st, se, tmp_path):
     from irbuild import IRBuilder
+
     import irrun
     from irrun.errors import IRError
 

@@ -25,17 +25,7 @@ import pytest
 from openvino import opset1, opset2, opset3, opset4, opset5, opset6, opset11
 
 import oracle as O
-from oracle import assert_same, build, run_cpu
-
-
-def run_irrun(built, context=""):
-    import irrun
-
-    model = irrun.load(str(built.xml))
-    assert [t.name for t in model.outputs] == built.output_names, context
-    assert [t.element_type for t in model.outputs] == built.output_types, context
-    return model.run(built.feed_dict)
-
+from oracle import assert_same, build, run_cpu, run_irrun
 
 reference = O.run_reference
 

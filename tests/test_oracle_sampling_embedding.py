@@ -25,15 +25,7 @@ import pytest
 from openvino import opset3, opset9, opset15
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_reference
-
-
-def run_irrun(built, context=""):
-    import irrun
-
-    model = irrun.load(str(built.xml))
-    assert [t.name for t in model.outputs] == built.output_names, context
-    return model.run(built.feed_dict)
+from oracle import assert_same, build, run_cpu, run_irrun, run_reference
 
 
 def check_cpu(built, atol=None, context="", f16_ulp=False):

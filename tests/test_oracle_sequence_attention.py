@@ -18,21 +18,9 @@ import numpy as np
 import pytest
 from openvino import opset5, opset13
 
+import irrun
 import oracle as O
-from oracle import assert_same, build, run_cpu
-
-
-def _irrun():
-    import irrun  # not importorskip: a missing irrun must fail these tests
-
-    return irrun
-
-
-def run_irrun(built, context=""):
-    model = _irrun().load(str(built.xml))
-    assert [t.name for t in model.outputs] == built.output_names, context
-    assert [t.element_type for t in model.outputs] == built.output_types, context
-    return model.run(built.feed_dict)
+from oracle import assert_same, build, run_cpu, run_irrun
 
 
 def describe(cfg):
@@ -142,7 +130,7 @@ def test_sequence_length_zero_and_beyond_steps(tmp_path):
     built = _rnn(tmp_path, [1, 5], "reverse")
     with pytest.raises(RuntimeError):
         run_cpu(built)
-    with pytest.raises(_irrun().IRError):
+    with pytest.raises(irrun.IRError):
         run_irrun(built)
 
 

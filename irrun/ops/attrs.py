@@ -140,3 +140,28 @@ class Type(Attr):
         if self.allowed and et.name not in self.allowed:
             raise ValueError(f"{text!r} is not one of {', '.join(self.allowed)}")
         return et
+
+
+class Floats(Attr):
+    """A comma-separated list of floats (OpenVINO's std::vector<float> attributes)."""
+
+    kind = "float[]"
+
+    def parse(self, text):
+        if not text.strip():
+            return ()
+        try:
+            return tuple(float(part) for part in text.split(","))
+        except ValueError:
+            raise ValueError(f"{text!r} is not a list of numbers") from None
+
+
+class Names(Attr):
+    """A comma-separated list of names (e.g. activation functions), spaces trimmed, case kept."""
+
+    kind = "string[]"
+
+    def parse(self, text):
+        if not text.strip():
+            return ()
+        return tuple(part.strip() for part in text.split(","))

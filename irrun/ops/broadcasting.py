@@ -30,8 +30,8 @@ def pdpd_axis_attr():
     return Int(default=0, aliases=("auto_broadcast.auto_broadcast_axis",))
 
 
-def _merge_dim(a, b):
-    """numpy rule for one dim pair; returns (ok, dim)."""
+def broadcast_dim(a, b):
+    """numpy rule for one dim pair (None: dynamic); returns (ok, dim)."""
     if a == 1:
         return True, b
     if b == 1:
@@ -52,7 +52,7 @@ def numpy_shape(a, b):
     b = (1,) * (rank - len(b)) + tuple(b)
     out = []
     for x, y in zip(a, b):
-        ok, d = _merge_dim(x, y)
+        ok, d = broadcast_dim(x, y)
         if not ok:
             return None, False
         out.append(d)
@@ -75,7 +75,7 @@ def pdpd_shape(dst, src, axis):
         d = out[start + i]
         if d is not None and s is not None and s > d:
             return None, False
-        ok, merged = _merge_dim(d, s)
+        ok, merged = broadcast_dim(d, s)
         if not ok:
             return None, False
         out[start + i] = merged

@@ -15,25 +15,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from .attrs import Bool, Enum, Float, Int
-from .registry import Op, TensorInfo, op
-from .sequence import ACTIVATIONS, Floats, GRUSequence5, LSTMSequence5, Names, RNNSequence5
+from .attrs import Bool, Enum, Names
+from .registry import TensorInfo, op
+from .sequence import ACTIVATIONS, GRUSequence5, LSTMSequence5, Recurrent, RNNSequence5
 from .shapes import require_rank, shape_str
 
 
-class _Cell(Op):
-    hidden_size = Int()
-    activations = Names()
-    activations_alpha = Floats(default=())
-    activations_beta = Floats(default=())
-    clip = Float(default=0.0)
-    gates = 1
-    num_states = 1
-    activation_count = 1
+class _Cell(Recurrent):
     bias_port = 4  # X, states..., W, R, B
-
-    def bias_gates(self):
-        return self.gates
 
     def extra_inputs(self):
         """(port, name, expected shape) of inputs past B."""
@@ -41,14 +30,7 @@ class _Cell(Op):
 
     def infer(self, inputs):
         self.check_inputs(len(inputs))
-        if len(self.activations) != self.activation_count:
-            raise ShapeError(f"activations {list(self.activations)} must name {self.activation_count} functions",
-                             rule="attr.length")
-        for name in self.activations:
-            if name not in ACTIVATIONS:
-                raise ShapeError(f"activation {name!r} is not supported (relu, sigmoid, tanh)", rule="attr.value")
-        if self.hidden_size <= 0:
-            raise ShapeError(f"hidden_size {self.hidden_size} must be positive", rule="attr.range")
+        self.check_attributes()
         x = inputs[0]
         float_type = x.type
         for port, info in enumerate(inputs):

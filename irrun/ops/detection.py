@@ -12,26 +12,12 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
-from .attrs import Attr, Bool, Enum, Float, Int, Ints, Type
+from .attrs import Bool, Enum, Float, Floats, Int, Ints, Type
 from .registry import Op, TensorInfo, op
 from .shapes import require_rank, shape_str
 
 F32 = ELEMENT_TYPES["f32"]
 I64 = ELEMENT_TYPES["i64"]
-
-
-class Floats(Attr):
-    """A comma-separated list of floats (OpenVINO's std::vector<float> attributes)."""
-
-    kind = "float[]"
-
-    def parse(self, text):
-        if not text.strip():
-            return ()
-        try:
-            return tuple(float(part) for part in text.split(","))
-        except ValueError:
-            raise ValueError(f"{text!r} is not a list of numbers") from None
 
 
 # ---------------------------------------------------------------- NonMaxSuppression

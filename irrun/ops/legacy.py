@@ -23,6 +23,7 @@ from ..ir.types import ELEMENT_TYPES
 from .arithmetic import Logical, finish, work_dtype
 from .attrs import Bool, Enum, Float, Int, Type
 from .registry import Op, TensorInfo, op
+from .shape_ops import merge_dim
 from .shapes import require_rank, shape_str
 
 
@@ -35,10 +36,6 @@ def _normalize_axis(axis, rank, what):
     if not -rank <= axis < rank:
         raise ShapeError(f"{what} {axis} is outside [{-rank}, {rank - 1}]", rule="attr.range")
     return axis + rank if axis < 0 else axis
-
-
-def _merge(a, b):
-    return a if a is not None else b
 
 
 # ---------------------------------------------------------------- HardSigmoid, GRN
@@ -142,7 +139,7 @@ class ReverseSequence1(Op):
             if got is not None and want is not None and got != want:
                 raise ShapeError(f"sequence lengths has {got} values, the batch axis {self.batch_axis} has "
                                  f"{want}", rule="port.dims", port=1)
-            shape[batch_axis] = _merge(want, got)
+            shape[batch_axis] = merge_dim(want, got)
         return [TensorInfo(tuple(shape), data.type)]
 
     def run(self, inputs, in_infos, out_infos):
@@ -240,7 +237,7 @@ class _BlockOp(Op):
             if same is not None and (len(same) != len(info.shape) or any(
                     a is not None and b is not None and a != b for a, b in zip(same, info.shape))):
                 raise ShapeError(f"{', '.join(self.names)} must have the same shape", rule="port.dims", port=port)
-            same = info.shape if same is None else tuple(_merge(a, b) for a, b in zip(same, info.shape))
+            same = info.shape if same is None else tuple(merge_dim(a, b) for a, b in zip(same, info.shape))
         if same is not None and len(same) != 1:
             raise ShapeError(f"{self.names[0]} and the other inputs must have rank 1, got {len(same)}",
                              rule="port.rank", port=1)
@@ -262,6 +259,16 @@ class _BlockOp(Op):
                              f"negative", rule="attr.range", port=2)
         return data.shape, (block, begin, end)
 
+    def infer(self, inputs):
+        data = inputs[0]
+        checked = self._check_inputs(inputs)
+        if checked is None:
+            return [TensorInfo(None, data.type)]
+        shape, values = checked
+        if values is None:
+            return [TensorInfo(shape, data.type)]
+        return [TensorInfo(self.output_shape(shape, *values), data.type)]
+
 
 def _block_values(inputs):
     block, begin, end = (np.asarray(v).astype(np.int64).reshape(-1) for v in inputs[1:])
@@ -277,15 +284,7 @@ def _block_values(inputs):
 class BatchToSpace2(_BlockOp):
     names = ("block_shape", "crops_begin", "crops_end")
 
-    def infer(self, inputs):
-        data = inputs[0]
-        checked = self._check_inputs(inputs)
-        if checked is None:
-            return [TensorInfo(None, data.type)]
-        shape, values = checked
-        if values is None:
-            return [TensorInfo(shape, data.type)]
-        block, begin, end = values
+    def output_shape(self, shape, block, begin, end):
         total = int(np.prod(block))
         out = []
         batch = shape[0]
@@ -303,7 +302,7 @@ class BatchToSpace2(_BlockOp):
                 raise ShapeError(f"crops {crop} exceed block_shape * input dim {size} on axis {axis}",
                                  rule="attr.range", port=2)
             out.append(size - crop)
-        return [TensorInfo(tuple(out), data.type)]
+        return tuple(out)
 
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]
@@ -324,15 +323,7 @@ class BatchToSpace2(_BlockOp):
 
 @op("SpaceToBatch", 2)
 class SpaceToBatch2(_BlockOp):
-    def infer(self, inputs):
-        data = inputs[0]
-        checked = self._check_inputs(inputs)
-        if checked is None:
-            return [TensorInfo(None, data.type)]
-        shape, values = checked
-        if values is None:
-            return [TensorInfo(shape, data.type)]
-        block, begin, end = values
+    def output_shape(self, shape, block, begin, end):
         out = []
         for axis, dim in enumerate(shape):
             if dim is None:
@@ -345,7 +336,7 @@ class SpaceToBatch2(_BlockOp):
             out.append(padded // int(block[axis]))
         if out[0] is not None:
             out[0] = out[0] * int(np.prod(block))
-        return [TensorInfo(tuple(out), data.type)]
+        return tuple(out)
 
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]
@@ -393,7 +384,7 @@ class CTCGreedyDecoder1(Op):
                 if a is not None and b is not None and a != b:
                     raise ShapeError(f"the {what} dims of data {shape_str(data.shape)} and seq_mask "
                                      f"{shape_str(mask.shape)} differ", rule="port.dims", port=1)
-            steps, batch = _merge(steps, mask.shape[0]), _merge(batch, mask.shape[1])
+            steps, batch = merge_dim(steps, mask.shape[0]), merge_dim(batch, mask.shape[1])
         return [TensorInfo((batch, steps, 1, 1), data.type)]
 
     def run(self, inputs, in_infos, out_infos):
@@ -429,7 +420,7 @@ class CTCGreedyDecoderSeqLen6(Op):
             if batch is not None and lengths.shape[0] is not None and batch != lengths.shape[0]:
                 raise ShapeError(f"sequence_length {shape_str(lengths.shape)} does not match the batch of data "
                                  f"{shape_str(data.shape)}", rule="port.dims", port=1)
-            batch = _merge(batch, lengths.shape[0])
+            batch = merge_dim(batch, lengths.shape[0])
         if len(inputs) == 3:
             blank = inputs[2]
             _check_integer(blank, "blank_index", 2)

@@ -9,21 +9,17 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Str
+from .broadcasting import broadcast_dim, numpy_shape
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
 from .shapes import shape_str
 
 
-def _broadcast_dim(a, b, index):
-    if a == 1:
-        return b
-    if b == 1:
-        return a
-    if a is None or b is None:
-        return a if b is None else b
-    if a != b:
+def _batch_dim(a, b, index):
+    ok, dim = broadcast_dim(a, b)
+    if not ok:
         raise ShapeError(f"batch dimension {index}: {a} and {b} do not broadcast", rule="shape.broadcast")
-    return a
+    return dim
 
 
 @op("MatMul", 1)
@@ -59,7 +55,7 @@ class MatMul1(Op):
         rank = max(len(sa), len(sb))
         sa = [1] * (rank - len(sa)) + sa
         sb = [1] * (rank - len(sb)) + sb
-        out = [_broadcast_dim(x, y, i) for i, (x, y) in enumerate(zip(sa[:-2], sb[:-2]))]
+        out = [_batch_dim(x, y, i) for i, (x, y) in enumerate(zip(sa[:-2], sb[:-2]))]
         out += [sa[-2], sb[-1]]
         if len(a.shape) == 1:
             del out[-2]
@@ -124,25 +120,6 @@ def parse_einsum(equation):
     return inputs, output
 
 
-def _einsum_merge(a, b):
-    """Two dims under one label across inputs: equal, or one of them 1 (broadcast); None is unknown."""
-    if a == 1:
-        return b
-    if b == 1:
-        return a
-    if a is None or b is None:
-        return a if b is None else b
-    return a if a == b else False
-
-
-def _ellipsis_merge(a, b):
-    """Numpy broadcasting of two ellipsis shapes, right-aligned."""
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    out = tuple(_einsum_merge(x, y) for x, y in zip(a, b))
-    return None if False in out else out
-
-
 @op("Einsum", 7)
 class Einsum7(Op):
     equation = Str()
@@ -172,8 +149,8 @@ class Einsum7(Op):
             own = {}
             for label, dim in zip(labels, self._split(shape, labels)):
                 if label == ELLIPSIS:
-                    merged = dim if label not in dims else _ellipsis_merge(dims[label], dim)
-                    if merged is None:
+                    merged, ok = (dim, True) if label not in dims else numpy_shape(dims[label], dim)
+                    if not ok:
                         raise ShapeError(f"ellipsis dims {shape_str(dim)} do not broadcast with "
                                          f"{shape_str(dims[label])}", rule="shape.broadcast", port=port)
                     dims[label] = merged
@@ -183,8 +160,8 @@ class Einsum7(Op):
                                      rule="port.dims", port=port)
                 own[label] = dim if own.get(label) is None else own[label]
             for label, dim in own.items():
-                merged = dim if label not in dims else _einsum_merge(dims[label], dim)
-                if merged is False:
+                ok, merged = (True, dim) if label not in dims else broadcast_dim(dims[label], dim)
+                if not ok:
                     raise ShapeError(f"label {label!r} has dims {dims[label]} and {dim} that do not broadcast",
                                      rule="shape.broadcast", port=port)
                 dims[label] = merged

@@ -280,8 +280,9 @@ class Pad12(Pad1):
 
 # ---------------------------------------------------------------- DepthToSpace / SpaceToDepth
 
-@op("DepthToSpace", 1)
-class DepthToSpace1(Op):
+class _BlockRearrange(Op):
+    """DepthToSpace / SpaceToDepth: the attributes and checks they share."""
+
     mode = Enum("blocks_first", "depth_first")
     block_size = Int(default=1)
 
@@ -293,14 +294,19 @@ class DepthToSpace1(Op):
             return [TensorInfo(None, data.type)]
         if len(data.shape) < 3:
             raise ShapeError(f"input rank {len(data.shape)} is below 3", rule="port.rank")
-        k = len(data.shape) - 2
+        return [TensorInfo(self.output_shape(data.shape), data.type)]
+
+
+@op("DepthToSpace", 1)
+class DepthToSpace1(_BlockRearrange):
+    def output_shape(self, shape):
+        k = len(shape) - 2
         div = self.block_size ** k
-        c = data.shape[1]
+        c = shape[1]
         if c is not None and c % div:
             raise ShapeError(f"channels {c} are not divisible by block_size^{k} = {div}", rule="port.dims")
-        out = (data.shape[0], None if c is None else c // div,
-               *(None if d is None else d * self.block_size for d in data.shape[2:]))
-        return [TensorInfo(out, data.type)]
+        return (shape[0], None if c is None else c // div,
+                *(None if d is None else d * self.block_size for d in shape[2:]))
 
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]
@@ -317,28 +323,16 @@ class DepthToSpace1(Op):
 
 
 @op("SpaceToDepth", 1)
-class SpaceToDepth1(Op):
-    mode = Enum("blocks_first", "depth_first")
-    block_size = Int(default=1)
-
-    def infer(self, inputs):
-        (data,) = inputs
-        if self.block_size <= 0:
-            raise ShapeError(f"block_size {self.block_size} must be positive", rule="attr.range")
-        if data.shape is None:
-            return [TensorInfo(None, data.type)]
-        if len(data.shape) < 3:
-            raise ShapeError(f"input rank {len(data.shape)} is below 3", rule="port.rank")
-        k = len(data.shape) - 2
+class SpaceToDepth1(_BlockRearrange):
+    def output_shape(self, shape):
+        k = len(shape) - 2
         bs = self.block_size
-        for d in data.shape[2:]:
+        for d in shape[2:]:
             if d is not None and d % bs:
-                raise ShapeError(f"spatial dims {shape_str(data.shape[2:])} are not divisible by block_size {bs}",
+                raise ShapeError(f"spatial dims {shape_str(shape[2:])} are not divisible by block_size {bs}",
                                  rule="port.dims")
-        c = data.shape[1]
-        out = (data.shape[0], None if c is None else c * bs ** k,
-               *(None if d is None else d // bs for d in data.shape[2:]))
-        return [TensorInfo(out, data.type)]
+        c = shape[1]
+        return (shape[0], None if c is None else c * bs ** k, *(None if d is None else d // bs for d in shape[2:]))
 
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]

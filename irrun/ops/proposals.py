@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from .attrs import Bool, Enum, Float, Int, Ints, Str
-from .detection import Floats
+from .attrs import Bool, Enum, Float, Floats, Int, Ints, Str
 from .registry import Op, TensorInfo, op
 from .shapes import require_rank, shape_str
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from .attrs import Attr, Bool, Enum, Float, Int
+from .attrs import Bool, Enum, Float, Floats, Int, Names
 from .registry import Op, TensorInfo, op
 from .shapes import require_rank, shape_str
 
@@ -25,52 +25,22 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))  # exp overflow gives 0: the runtime runs kernels under np.errstate
 
 
-class Names(Attr):
-    """A comma-separated list of names (activation functions), spaces trimmed, case kept."""
+class Recurrent(Op):
+    """What the sequence ops and the single-step cells share: attributes, their checks, gate layout."""
 
-    kind = "string[]"
-
-    def parse(self, text):
-        if not text.strip():
-            return ()
-        return tuple(part.strip() for part in text.split(","))
-
-
-class Floats(Attr):
-    kind = "float[]"
-
-    def parse(self, text):
-        if not text.strip():
-            return ()
-        try:
-            return tuple(float(part) for part in text.split(","))
-        except ValueError:
-            raise ValueError(f"{text!r} is not a list of numbers") from None
-
-
-class _RecurrentSequence(Op):
     hidden_size = Int()
     activations = Names()
     activations_alpha = Floats(default=())
     activations_beta = Floats(default=())
     clip = Float(default=0.0)
-    direction = Enum("forward", "reverse", "bidirectional")
     gates = 1
     num_states = 1  # initial states among the inputs (LSTM: H and C)
     activation_count = 1
 
-    # ---------------------------------------------------------------- shape inference
-
     def bias_gates(self):
         return self.gates
 
-    def infer(self, inputs):
-        self.check_inputs(len(inputs))
-        x = inputs[0]
-        states = inputs[1:1 + self.num_states]
-        seq_lengths = inputs[1 + self.num_states]
-        w, r, b = inputs[2 + self.num_states:5 + self.num_states]
-        port_w = 2 + self.num_states
+    def check_attributes(self):
         if len(self.activations) != self.activation_count:
             raise ShapeError(f"activations {list(self.activations)} must name {self.activation_count} functions",
                              rule="attr.length")
@@ -79,6 +49,21 @@ class _RecurrentSequence(Op):
                 raise ShapeError(f"activation {name!r} is not supported (relu, sigmoid, tanh)", rule="attr.value")
         if self.hidden_size <= 0:
             raise ShapeError(f"hidden_size {self.hidden_size} must be positive", rule="attr.range")
+
+
+class _RecurrentSequence(Recurrent):
+    direction = Enum("forward", "reverse", "bidirectional")
+
+    # ---------------------------------------------------------------- shape inference
+
+    def infer(self, inputs):
+        self.check_inputs(len(inputs))
+        x = inputs[0]
+        states = inputs[1:1 + self.num_states]
+        seq_lengths = inputs[1 + self.num_states]
+        w, r, b = inputs[2 + self.num_states:5 + self.num_states]
+        port_w = 2 + self.num_states
+        self.check_attributes()
         float_type = x.type
         for port, info in enumerate(inputs):
             if port == 1 + self.num_states:
