@@ -21,7 +21,7 @@ import pytest
 from openvino import opset1, opset3, opset7, opset12
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_reference
+from oracle import assert_same, build, run_cpu, run_irrun, run_reference
 
 import irrun
 from irrun.errors import IRError
@@ -494,3 +494,14 @@ def test_non_zero_scalar():
         expected = run_cpu(built)[1]
         got = irrun.load(str(built.xml)).run(built.feed_dict)
         assert_same(got, expected, built.output_names, context=f"scalar {value}")
+
+
+def test_einsum_ellipsis_with_a_zero_dim(tmp_path):
+    """A 0-sized ellipsis dim broadcasts like any other (it used to be taken for a conflict)."""
+    from openvino import opset7
+
+    a, b = np.zeros((0, 2, 3), np.float32), np.zeros((0, 3, 4), np.float32)
+    built = build(lambda p: opset7.einsum([p["a"], p["b"]], "...ij,...jk->...ik"), {"a": a, "b": b}, tmp_path)
+    expected = tuple(built.model.outputs[0].get_shape())
+    (got,) = run_irrun(built).values()
+    assert got.shape == expected == (0, 2, 4)
