@@ -72,7 +72,7 @@ class RunJob:
     output: str
 
 
-_WORKER_MODELS: dict = {}  # in each worker process: the one model it has loaded
+_WORKER_MODELS: dict = {}  # in each worker process: the one model it has loaded (or its parent did)
 
 
 def _worker_model(path: str, max_memory: int | None) -> Model:
@@ -123,7 +123,11 @@ def run_batch(model, inputs: Iterable, outputs_dir, jobs: int = 1, dask: str | N
                  for path in inputs]
     serial = jobs == 1 and dask is None
     task = partial(run_one, model=loaded) if serial else run_one
-    results = map_ordered(task, jobs_list, jobs=jobs, dask=dask, on_result=on_result)
+    _WORKER_MODELS[(str(loaded.path), max_memory)] = loaded  # forked workers start with it
+    try:
+        results = map_ordered(task, jobs_list, jobs=jobs, dask=dask, on_result=on_result)
+    finally:
+        _WORKER_MODELS.clear()
     items = [result if isinstance(result, BatchItem) else BatchItem(job.input, None, f"{job.input}: {result.message}", 0.0)
              for job, result in zip(jobs_list, results)]
     return BatchReport(items, time.perf_counter() - started)

@@ -11,6 +11,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -70,8 +71,18 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _start_method() -> str:
+    """Fork when this process runs no other Python thread (workers then start at once and share what it has
+    loaded, copy-on-write); spawn otherwise (forking a threaded process, e.g. one running a Dask client,
+    can deadlock the child)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
 def _new_pool(jobs: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts)
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(_start_method()),
+                               initializer=_ignore_interrupts)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:
