@@ -2,6 +2,8 @@
 from .errors import IRError
 from .runtime import Model, TensorDesc, load
 from .check import Report, check
+from .batch import BatchReport, check_many, input_files, run_batch
 
-__all__ = ["IRError", "Model", "Report", "TensorDesc", "check", "load"]
+__all__ = ["BatchReport", "IRError", "Model", "Report", "TensorDesc", "check", "check_many", "input_files", "load",
+           "run_batch"]
 __version__ = "0.1.0"

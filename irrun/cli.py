@@ -3,17 +3,17 @@ from __future__ import annotations
 
 import sys
 import traceback
-import zipfile
-from pathlib import Path
 
 import click
 import numpy as np
 
 from . import load
+from .arrays import bind_inputs, save_outputs
+from .cli_batch import parallel_options, run_inputs_dir
 from .cli_options import memory_size
 from .cli_check import check_command
 from .cli_debug import RunTools, compare_command, info_command, run_tool_options
-from .errors import InputError, IRError
+from .errors import IRError
 
 EXIT_MODEL_ERROR = 1
 
@@ -44,10 +44,21 @@ def cli():
               help="Save every output, keyed by its tensor name, instead of printing a summary.")
 @click.option("--max-memory", callback=memory_size, metavar="SIZE",
               help="Memory budget for weights and tensors, e.g. 2G (default: half of physical memory).")
+@click.option("--inputs-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Run once per .npy/.npz file in DIR (sorted; a .npz binds by key, a .npy feeds the single "
+                   "input), saving --outputs-dir/<stem>.npz. A failing input is reported and the rest still run.")
+@click.option("--outputs-dir", type=click.Path(file_okay=False), metavar="OUT",
+              help="Where --inputs-dir writes one .npz per input, keyed as -o keys.")
+@parallel_options("inputs of --inputs-dir")
 @click.option("--debug", is_flag=True, help="Show a traceback on errors.")
 @run_tool_options
-def run(model, input_specs, output, max_memory, debug, **tool_options):
+def run(model, input_specs, output, max_memory, inputs_dir, outputs_dir, jobs, dask, debug, **tool_options):
     """Run MODEL (a model.xml with its .bin beside it) on the given inputs."""
+    if inputs_dir or outputs_dir or jobs != 1 or dask:
+        _check_batch_options(input_specs, output, inputs_dir, outputs_dir, tool_options)
+        with _errors_reported(debug):
+            status = run_inputs_dir(model, inputs_dir, outputs_dir, jobs, dask, max_memory)
+        sys.exit(status)
     with _errors_reported(debug):
         tools = RunTools(**tool_options)
         loaded = load(model, max_memory=max_memory)
@@ -58,10 +69,20 @@ def run(model, input_specs, output, max_memory, debug, **tool_options):
             raise exc.located(file=model) from None
         results = tools.run(loaded, feeds)
         if output:
-            _save_outputs(output, results)
+            save_outputs(output, results)
         else:
             click.echo(format_summary(results))
         tools.report()
+
+
+def _check_batch_options(input_specs, output, inputs_dir, outputs_dir, tool_options) -> None:
+    if not inputs_dir or not outputs_dir:
+        raise click.UsageError("--inputs-dir and --outputs-dir go together (and --jobs/--dask need them)")
+    if input_specs or output:
+        raise click.UsageError("--inputs-dir runs its own files: drop -i/-o")
+    used = [name for name, value in tool_options.items() if value not in (None, False, {}, ())]
+    if used:
+        raise click.UsageError(f"--{used[0].replace('_', '-')} works on single runs, not with --inputs-dir")
 
 
 class _errors_reported:
@@ -86,65 +107,6 @@ class _errors_reported:
             message = f"internal error ({type(exc).__name__}: {exc}); please report it with the model"
         click.echo("irrun: error: " + " ".join(message.split()), err=True)
         sys.exit(EXIT_MODEL_ERROR)
-
-
-def _load_array_file(path: str):
-    try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise InputError(f"input file {path} does not exist") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError(f"cannot read input file {path} as .npy/.npz: {' '.join(str(exc).split())}") from None
-
-
-def bind_inputs(model, specs, allow_missing: bool = False) -> dict:
-    """Resolve -i options to {input name: array} following the model's input order (with `allow_missing`,
-    inputs left unbound are left out rather than an error: --random-input fills them)."""
-    names = {name: desc.name for desc in model.inputs for name in desc.names}
-    feeds: dict[str, np.ndarray] = {}
-
-    def bind(name, array, source):
-        if name in feeds:
-            raise InputError(f"input {name!r} is given twice (again by {source})")
-        feeds[name] = array
-
-    for spec in specs:
-        name, path = None, spec
-        if "=" in spec:
-            left, right = spec.split("=", 1)
-            if left in names or not Path(spec).exists():
-                name, path = left, right
-        loaded = _load_array_file(path)
-        if isinstance(loaded, np.lib.npyio.NpzFile):
-            with loaded:
-                if name is not None:
-                    raise InputError(f"{path}: a .npz binds arrays by their keys; drop '{name}='")
-                for key in loaded.files:
-                    if key not in names:
-                        raise InputError(f"{path}: array {key!r} matches no model input "
-                                         f"(inputs: {', '.join(d.name for d in model.inputs)})")
-                    bind(names[key], loaded[key], path)
-            continue
-        if name is None:
-            free = [d.name for d in model.inputs if d.name not in feeds]
-            if not free:
-                raise InputError(f"{path}: every model input is already bound")
-            name = free[0]
-        elif name not in names:
-            raise InputError(f"no model input is named {name!r} (inputs: {', '.join(d.name for d in model.inputs)})")
-        bind(names[name], loaded, path)
-    missing = [d.name for d in model.inputs if d.name not in feeds]
-    if missing and not allow_missing:
-        raise InputError(f"no value given for input(s) {', '.join(map(repr, missing))}; use -i NAME=file.npy")
-    return feeds
-
-
-def _save_outputs(path: str, results: dict) -> None:
-    try:
-        with open(path, "wb") as f:
-            np.savez(f, **results)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def format_summary(results: dict) -> str:

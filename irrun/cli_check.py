@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
-from .check import Report, check
+from .batch import check_many
+from .check import Report
+from .cli_batch import parallel_options, progress_bar
 
 EXIT_OK, EXIT_NOT_CONFORMANT = 0, 1
 
@@ -26,13 +28,10 @@ def collect_files(paths) -> tuple[list[Path], bool]:
     return list(dict.fromkeys(files)), directories
 
 
-def check_files(files, progress: bool) -> list[Report]:
-    """Check every file in this process; click's progress bar on stderr when `progress`."""
-    if not progress:
-        return [check(path) for path in files]
-    with click.progressbar(files, label="checking", file=sys.stderr, show_pos=True,
-                           item_show_func=lambda p: str(p) if p else None) as bar:
-        return [check(path) for path in bar]
+def check_files(files, progress: bool, jobs: int = 1, dask: str | None = None) -> list[Report]:
+    """Check every file (in `jobs` processes or on Dask); a progress bar on stderr when `progress`."""
+    with progress_bar(len(files), "checking", show=progress) as on_result:
+        return check_many(files, jobs=jobs, dask=dask, on_result=on_result)
 
 
 def _on_terminal() -> bool:
@@ -55,13 +54,17 @@ def summary(reports: list[Report], strict: bool) -> str:
               help="text: one line per problem and a summary; json: an object for a single file argument, "
                    "else a list of them.")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
-def check_command(paths, output_format, strict):
+@parallel_options("files")
+def check_command(paths, output_format, strict, jobs, dask):
     """Check model files (PATH is a model.xml or a directory searched recursively for *.xml) against the
     IR format and the op specification. Exit 0 when every file is conformant, 1 when any is not."""
     files, directories = collect_files(paths)
     if not files:
         raise click.UsageError(f"no .xml files under {', '.join(paths)}")
-    reports = check_files(files, progress=directories and _on_terminal())
+    from .cli import _errors_reported
+
+    with _errors_reported(False):
+        reports = check_files(files, progress=directories and _on_terminal(), jobs=jobs, dask=dask)
     if output_format == "json":
         documents = [r.to_dict(strict) for r in reports]
         single = len(paths) == 1 and not directories

@@ -125,7 +125,8 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
     absolute and relative error, the mismatch count and NaN/Inf counts, and names the first layer in
     execution order that exceeds the tolerance. Exit 0 when every final output matches, 1 otherwise."""
     from . import load
-    from .cli import _errors_reported, bind_inputs
+    from .arrays import bind_inputs
+    from .cli import _errors_reported
 
     if rtol < 0 or atol < 0:
         raise click.UsageError("--rtol and --atol must be non-negative")

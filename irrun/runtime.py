@@ -174,6 +174,11 @@ class Model:
                         self.budget.live -= freed.nbytes
         return {desc.name: values[self.graph.nodes[r].inputs[0]] for desc, r in zip(self.outputs, self.graph.results)}
 
+    def run_batch(self, inputs, outputs_dir, jobs: int = 1, dask: str | None = None, on_result=None):
+        """Run every input file (.npy/.npz) in `inputs`, saving outputs_dir/<stem>.npz; see irrun.batch.run_batch."""
+        from .batch import run_batch
+        return run_batch(self, inputs, outputs_dir, jobs=jobs, dask=dask, on_result=on_result)
+
     def _execute(self, node: Node, in_arrays, in_infos, out_infos) -> list[np.ndarray]:
         for index, info in enumerate(out_infos):
             if not info.is_static:

@@ -1,0 +1,209 @@
+"""Mapping one task over many items: in this process, in a local process pool, or on a Dask cluster.
+
+A task is a picklable top-level function of one item that reports its own failures in its result, so
+the pool adds only what a task cannot report itself: a worker process that died. Such an item is run
+again, alone; if its worker dies again it is reported as `TaskFailed`. Results come back in item order,
+whatever order they finished in, so a parallel run reports exactly what a serial one does.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from .errors import IRError
+
+# A BLAS's last bit can depend on its thread count, so workers get the thread settings this process started
+# with (NumPy read them when it was imported), and their results equal a serial run's.
+BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+_STARTUP_THREAD_ENV = {name: os.environ.get(name) for name in BLAS_THREAD_VARIABLES}
+CONNECT_TIMEOUT = "10s"
+DASK_EXTRA_HINT = "--dask needs dask.distributed: pip install 'irrun[dask]'"
+
+
+class ParallelError(IRError):
+    kind = "parallel"
+    default_rule = "parallel"
+
+
+@dataclass(frozen=True)
+class TaskFailed:
+    """The result of an item whose task could not report for itself: its worker died while running it,
+    twice (the second time alone), or the task raised."""
+
+    message: str
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
+def map_ordered(task: Callable, items: Sequence, jobs: int = 1, dask: str | None = None,
+                on_result: Callable[[int, object], None] | None = None) -> list:
+    """`[task(item) for item in items]`, computed here (jobs 1), in `jobs` local worker processes, or on
+    the Dask scheduler at `dask` ('local': a LocalCluster of `jobs` worker processes on this machine).
+    `on_result(index, result)` is called in this process as each item finishes (for progress)."""
+    if jobs < 1:
+        raise ParallelError(f"jobs must be at least 1, not {jobs}")
+    notify = on_result or (lambda index, result: None)
+    if dask is not None:
+        return _map_dask(task, items, dask, jobs, notify)
+    if jobs == 1 or len(items) <= 1:
+        results = []
+        for index, item in enumerate(items):
+            results.append(task(item))
+            notify(index, results[-1])
+        return results
+    return _map_pool(task, items, jobs, notify)
+
+
+# ---------------------------------------------------------------- local process pool
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_method() -> str:
+    """Fork when this process runs no other Python thread (workers then start at once and share what it has
+    loaded, copy-on-write); spawn otherwise (forking a threaded process, e.g. one running a Dask client,
+    can deadlock the child)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
+def _new_pool(jobs: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(_start_method()),
+                               initializer=_ignore_interrupts)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool now: queued items are dropped and running workers terminated."""
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _map_pool(task, items, jobs, notify) -> list:
+    """At most `jobs` items in flight. When a worker dies the pool breaks and every item in flight becomes a
+    suspect; suspects then run one at a time, alone, in a new pool, so an item that kills its worker twice
+    is the one reported, and the others finish normally."""
+    results: list = [None] * len(items)
+    queue, suspects = deque(range(len(items))), deque()
+    while queue or suspects:
+        pool = _new_pool(jobs)
+        try:
+            _run_until_broken(pool, task, items, jobs, queue, suspects, results, notify)
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown(wait=True)
+    return results
+
+
+def _run_until_broken(pool, task, items, jobs, queue, suspects, results, notify) -> None:
+    """Feed `pool` until every item is done or a worker dies (its items in flight then join `suspects`)."""
+    in_flight: dict = {}  # future -> (item index, running alone)
+    while queue or suspects or in_flight:
+        if suspects and not in_flight:
+            index = suspects.popleft()
+            in_flight[pool.submit(task, items[index])] = (index, True)
+        lone_running = any(alone for _, alone in in_flight.values())
+        while not suspects and not lone_running and queue and len(in_flight) < jobs:
+            index = queue.popleft()
+            in_flight[pool.submit(task, items[index])] = (index, False)
+        done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        broken = False
+        for future in done:
+            index, alone = in_flight.pop(future)
+            try:
+                results[index] = future.result()
+            except BrokenProcessPool:
+                broken = True
+                if not alone:
+                    suspects.append(index)
+                    continue
+                results[index] = TaskFailed("its worker process died while running it (run twice, the second "
+                                            "time alone)")
+            except Exception as exc:  # noqa: BLE001 - a task's own bug is that item's failure
+                results[index] = TaskFailed(_describe(exc))
+            notify(index, results[index])
+        if broken:
+            suspects.extend(index for index, _ in in_flight.values())
+            return
+
+
+# ---------------------------------------------------------------- Dask
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise ParallelError(DASK_EXTRA_HINT) from None
+    return distributed
+
+
+def _local_cluster(distributed, jobs: int):
+    """A LocalCluster of `jobs` single-threaded worker processes whose BLAS thread settings are this process's.
+    Dask's nannies would set them to 1, and write that into os.environ too: both are undone here."""
+    import dask
+
+    spawn_environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ"), **_STARTUP_THREAD_ENV)
+    saved = {name: os.environ.get(name) for name in spawn_environ}
+    _set_environ(_STARTUP_THREAD_ENV)
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn_environ}):
+            return distributed.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                            dashboard_address=":0", host="127.0.0.1", silence_logs=logging.ERROR)
+    finally:
+        _set_environ(saved)
+
+
+def _set_environ(values: dict) -> None:
+    for name, value in values.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = str(value)
+
+
+def _map_dask(task, items, address: str, jobs: int, notify) -> list:
+    distributed = _distributed()
+    cluster = None
+    try:
+        if address == "local":
+            cluster = _local_cluster(distributed, jobs)
+            address = cluster.scheduler_address
+        client = distributed.Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError) as exc:
+        if cluster is not None:
+            cluster.close()
+        raise ParallelError(f"cannot reach the Dask scheduler at {address}: {_describe(exc)}") from None
+    results: list = [None] * len(items)
+    futures = []
+    try:
+        futures = client.map(task, list(items), pure=False)
+        position = {future.key: index for index, future in enumerate(futures)}
+        for future in distributed.as_completed(futures, loop=client.loop):
+            index = position[future.key]
+            try:
+                outcome = future.result()
+            except Exception as exc:  # noqa: BLE001 - a lost worker or a task's own bug is that item's failure
+                outcome = TaskFailed(f"the Dask task failed: {_describe(exc)}")
+            results[index] = outcome
+            notify(index, outcome)
+    finally:
+        if futures:
+            client.cancel(futures)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return results
