@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     convolution,
     detection,
     embedding,
+    gather_scatter_nd,
     indexing,
     infrastructure,
     interpolate,
