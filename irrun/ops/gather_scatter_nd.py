@@ -29,13 +29,14 @@ def flat_coordinates(indices, dims, port=1):
     """Row-major flat positions of the coordinate rows of `indices` ([..., k]) into `dims` (k sizes), with
     negative coordinates counted from the end; raises for a coordinate outside [-dim, dim)."""
     k = len(dims)
-    idx = indices.reshape(-1, k).astype(np.int64)
+    rows = indices.reshape(math.prod(indices.shape[:-1]), k)
+    idx = rows.astype(np.int64)
     sizes = np.array(dims, dtype=np.int64)
     idx = np.where(idx < 0, idx + sizes, idx)
     bad = (idx < 0) | (idx >= sizes)
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise ExecutionError(f"index {int(indices.reshape(-1, k)[row, col])} is out of range for dimension "
+        raise ExecutionError(f"index {int(rows[row, col])} is out of range for dimension "
                              f"{col} of size {dims[col]}", rule="input.index", port=port)
     if k == 0:
         return np.zeros(idx.shape[0], dtype=np.int64)
@@ -89,7 +90,7 @@ class GatherND5(Op):
         batch = math.prod(data.shape[:b])
         lead = data.shape[b:b + k]
         rest = data.shape[b + k:]
-        flat = flat_coordinates(indices, lead).reshape(batch, -1)
+        flat = flat_coordinates(indices, lead).reshape(batch, math.prod(indices.shape[b:-1]))
         rows = data.reshape(batch, math.prod(lead), math.prod(rest))
         out = rows[np.arange(batch)[:, None], flat] if rows.size else \
             np.zeros((batch, flat.shape[1], math.prod(rest)), dtype=data.dtype)
@@ -140,7 +141,7 @@ class ScatterNDUpdate4(Op):
         k = indices.shape[-1]
         targets = flat_coordinates(indices, data.shape[:k])
         out = np.array(data, copy=True)
-        rows = out.reshape(math.prod(data.shape[:k]), -1)
+        rows = out.reshape(math.prod(data.shape[:k]), math.prod(data.shape[k:]))
         values = updates.reshape(targets.size, rows.shape[1])
         if targets.size == 0 or rows.shape[1] == 0:
             return [out]
