@@ -27,5 +27,6 @@ from . import (  # noqa: F401
     scatter,
     sequence,
     shape_ops,
+    sorting,
 )
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401
