@@ -28,5 +28,6 @@ from . import (  # noqa: F401
     sequence,
     shape_ops,
     sorting,
+    tensor_misc,
 )
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401
