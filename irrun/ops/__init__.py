@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     infrastructure,
     interpolate,
     legacy,
+    linalg,
     matrix,
     movement,
     normalization,
