@@ -26,6 +26,7 @@ from . import (  # noqa: F401
     roi_pooling,
     sampling,
     scatter,
+    segments,
     sequence,
     shape_ops,
     sorting,

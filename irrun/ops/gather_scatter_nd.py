@@ -1,4 +1,4 @@
-"""N-d index ops: GatherND-5/8, ScatterNDUpdate-4 (OpenVINO's v3 class, first in opset4) and -15.
+"""N-d index ops: GatherND-5/8, ScatterNDUpdate-4 (OpenVINO's v3 class, first in opset4) and -15, SliceScatter-15.
 
 The last dim of `indices` (k) holds coordinates into the first k dims of data (after `batch_dims` batch dims
 for GatherND); each coordinate addresses a slice data[c0, ..., ck-1, ...]. Negative coordinates count from
@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Enum, Int
+from .indexing import Slice8, as_slice, slice_length, slice_range
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
 from .shapes import shape_str
@@ -202,3 +203,42 @@ def fold_rows(rows, targets, values, reduction):
 @op("ScatterNDUpdate", 15)
 class ScatterNDUpdate15(ScatterNDUpdate4):
     reduction = Enum("none", "sum", "sub", "prod", "min", "max", default="none")
+
+
+# ---------------------------------------------------------------- SliceScatter
+
+@op("SliceScatter", 15)
+class SliceScatter15(Op):
+    """A copy of data with the elements Slice-8 would select (start, stop, step, optional axes; the same
+    clamping rules) replaced by `updates`, whose shape must be that slice's shape."""
+
+    num_inputs = (5, 6)
+
+    def slicing(self, inputs):
+        return Slice8({}, self.context, self.layer).plan([inputs[0], *inputs[2:]])
+
+    def infer(self, inputs):
+        data, updates = inputs[0], inputs[1]
+        if updates.type != data.type:
+            raise ShapeError(f"updates type {updates.type} differs from data type {data.type}", rule="port.type",
+                             port=1)
+        index = self.slicing(inputs)
+        if index is not None and updates.shape is not None:
+            expected = tuple(d if sl == slice(None) else slice_length(d, sl.start, sl.stop, sl.step)
+                             for d, sl in zip(data.shape, index))
+            if len(expected) != len(updates.shape) or any(
+                    merge_dim(a, b) is False for a, b in zip(expected, updates.shape)):
+                raise ShapeError(f"updates shape {shape_str(updates.shape)} must be the slice's shape "
+                                 f"{shape_str(expected)}", rule="port.dims", port=1)
+        elif data.rank is not None and updates.rank is not None and data.rank != updates.rank:
+            raise ShapeError(f"updates rank {updates.rank} differs from data rank {data.rank}", rule="port.rank",
+                             port=1)
+        return [TensorInfo(data.shape, data.type)]
+
+    def run(self, inputs, in_infos, out_infos):
+        data, updates = inputs[0], inputs[1]
+        index = self.slicing(in_infos)
+        out = np.array(data, copy=True)
+        out[tuple(sl if sl == slice(None) else as_slice(slice_range(d, sl.start, sl.stop, sl.step))
+                  for sl, d in zip(index, data.shape))] = updates
+        return [out]
