@@ -1,7 +1,8 @@
 """Convert a tiny Swin Transformer (torchvision's SwinTransformer class, random seeded weights) to IR.
 
-Dev-only script (needs torch, torchvision, openvino): writes models/torch_swin_tiny/ with model.xml/.bin
-saved by `openvino.save_model` with default settings (f16-compressed weights), input.npy and
+Dev-only script (needs torch, torchvision, openvino): converts with `openvino.convert_model` (default settings,
+the input given as [-1, 3, 32, 32]: dynamic batch, as the other torch models) and writes models/torch_swin_tiny/
+with model.xml/.bin saved by `openvino.save_model` with default settings (f16-compressed weights), input.npy and
 expected.npz (the CPU plugin's outputs with INFERENCE_PRECISION_HINT=f32, keyed by output name).
 `openvino.convert_model` with default settings turns the shifted-window attention mask into
 ScatterNDUpdate-4 (OpenVINO's v3 class), which is the op this model exists to exercise.
@@ -39,7 +40,7 @@ def main():
     x = np.random.default_rng(20261123).standard_normal((1, 3, 32, 32)).astype(np.float32)
     with torch.no_grad():
         ref = module(torch.from_numpy(x)).numpy()
-    converted = ov.convert_model(module, example_input=torch.from_numpy(x))
+    converted = ov.convert_model(module, example_input=torch.from_numpy(x), input=[(-1, 3, 32, 32)])
     converted.inputs[0].get_tensor().set_names({"input"})
     converted.outputs[0].get_tensor().set_names({"logits"})
     OUT.mkdir(exist_ok=True)
