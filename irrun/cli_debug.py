@@ -189,8 +189,7 @@ def info_command(model, ops, output_format, show_traceback):
             document = debug.model_info(model)
         if output_format == "json":
             if ops:
-                document = dict(document, supported_ops=[{"type": t, "versions": v}
-                                                         for t, v in debug.supported_ops_table().items()])
+                document = dict(document, supported_ops=debug.supported_ops_records())
             click.echo(json.dumps(document, indent=1))
             return
         if model is not None:

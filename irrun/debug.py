@@ -22,6 +22,7 @@ import numpy as np
 
 from .errors import InputError, IRError
 from .graph import Node, layer_ref
+from .ir.opsets import CLASS_VERSIONS, openvino_class_note
 from .ops.registry import supported_ops
 from .ops.shapes import parse_partial_shape, shape_str
 
@@ -860,8 +861,25 @@ def supported_ops_table() -> dict[str, list[int]]:
     return table
 
 
+def supported_ops_records() -> list[dict]:
+    """`info --ops` as JSON: type, versions, and OpenVINO's class version where it differs from the op version."""
+    records = []
+    for op_type, versions in supported_ops_table().items():
+        record = {"type": op_type, "versions": versions}
+        classes = {str(v): CLASS_VERSIONS[(op_type, v)] for v in versions if (op_type, v) in CLASS_VERSIONS}
+        if classes:
+            record["openvino_class_versions"] = classes
+        records.append(record)
+    return records
+
+
+def _version_label(op_type: str, version: int) -> str:
+    note = openvino_class_note(op_type, version)
+    return f"{version} ({note})" if note else str(version)
+
+
 def format_supported_ops() -> str:
     table = supported_ops_table()
-    rows = [("type", "versions")] + [(t, ", ".join(map(str, v))) for t, v in table.items()]
+    rows = [("type", "versions")] + [(t, ", ".join(_version_label(t, v) for v in vs)) for t, vs in table.items()]
     count = sum(len(v) for v in table.values())
     return "\n".join(_table(rows) + [f"{count} op versions of {len(table)} types"])

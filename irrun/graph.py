@@ -10,7 +10,7 @@ from typing import Callable
 
 from .errors import GraphError, IRError, LayerRef, UnsupportedOpError
 from .ir.model import IRDocument, Layer
-from .ir.opsets import is_known_opset, resolve
+from .ir.opsets import first_listed, is_known_opset, resolve
 from .ops import lookup
 from .ops.registry import Context, Op
 
@@ -73,7 +73,7 @@ def unsupported_error(node: Node, file) -> UnsupportedOpError:
     if not is_known_opset(layer.opset):
         message, rule = f"unknown opset '{layer.opset}'", "layer.opset"
     elif node.ref.version is None:
-        message, rule = f"type '{layer.type}' is not in {layer.opset}", "layer.type"
+        message, rule = f"type '{layer.type}' is not in {layer.opset}{first_listed(node.ref.type)}", "layer.type"
     else:
         message, rule = f"unsupported op {node.ref.type}-{node.ref.version} ({layer.opset})", "layer.unimplemented"
     return UnsupportedOpError(message + "; `irrun info --ops` lists the supported ops", file=file, layer=node.ref,
