@@ -76,3 +76,13 @@ def resolve(type_name: str, opset: str) -> tuple[str, int | None]:
 
 def is_known_opset(opset: str) -> bool:
     return opset in OPSETS or opset in _EXPERIMENTAL_OPSETS
+
+
+def opset_op_versions() -> dict[tuple[str, int], list[str]]:
+    """Every (type, spec op version) OpenVINO's opsets name, with the opsets that hold it, in opset order."""
+    held: dict[tuple[str, int], list[str]] = {}
+    for opset in sorted(OPSETS, key=lambda name: int(name[5:])):
+        for op_type, namespace in OPSETS[opset].items():
+            if (opset, op_type) not in _READER_REFUSES:
+                held.setdefault((op_type, _SPEC_VERSION[(op_type, namespace)]), []).append(opset)
+    return held
