@@ -41,6 +41,7 @@ class Step:
     kernel: Callable | None = None
     dynamic: bool = False       # shapes are inferred again at run time from the input values
     state: str | None = None    # "read" / "write": reads or writes a variable of the run
+    variable: str | None = None  # that variable's id
     frees: tuple[int, ...] = ()  # slots nothing reads after this step
     out_bytes: int = 0          # static steps: bytes of the outputs allocated
     live: int = 0               # static plans: bytes of tensors alive when this step allocates
@@ -68,7 +69,9 @@ class Plan:
     inputs: tuple
     outputs: tuple
     infos: list                 # slot -> TensorInfo as planned (dynamic dims stay None)
+    state: dict = field(default_factory=dict)  # variable id -> shape, for the variables set
     static: bool = True         # no dynamic step: the memory figures below are exact
+    held: int = 0               # bytes alive throughout the run (the state's values)
     peak: int = 0
     kernels: list[Step] = field(default_factory=list)  # the kernel steps, what a run executes
 
@@ -90,9 +93,22 @@ class Plan:
             if step is not new and step in self.steps:
                 self.steps.remove(step)
 
-    def finish(self, model_outputs: set, check_budget) -> None:
+    def prune(self) -> None:
+        """Drop kernel steps nothing needs: no model output, no state write and no needed step reads their
+        outputs (an init subgraph while its variable is set)."""
+        needed = set(self.outputs)
+        kept = []
+        for step in reversed(self.steps):
+            if step.kind == KERNEL and step.state != "write" and not needed.intersection(step.outputs):
+                continue
+            needed.update(step.inputs)
+            kept.append(step)
+        self.steps = kept[::-1]
+
+    def finish(self, model_outputs: set, check_budget, held: int = 0) -> None:
         """Freeing points, memory figures and the kernel list. `check_budget(step, index, nbytes, live)` is called for
-        every output of a static step with the bytes alive before it (static plans only)."""
+        every output of a static step with the bytes alive before it (static plans only); `held`: bytes alive
+        throughout (the variables' values)."""
         last_reader: dict[int, int] = {}
         for index, step in enumerate(self.steps):
             for slot in step.inputs:
@@ -106,7 +122,8 @@ class Plan:
                 if slot not in kept:  # nothing reads it: it dies right after the step that makes it
                     frees[last_reader.get(slot, index)].append(slot)
         self.static = not any(step.dynamic for step in self.steps)
-        live = peak = 0
+        self.held = held
+        live = peak = held
         for index, step in enumerate(self.steps):
             step.frees = tuple(frees[index])
             if step.kind == INPUT:
@@ -132,14 +149,15 @@ class Plan:
     def __str__(self) -> str:
         shapes = ", ".join(shape_str(s) if s is not None else "-" for s in self.signature)
         kind = f"static, peak {format_bytes(self.peak)}" if self.static else "dynamic steps re-inferred at run"
-        lines = [f"plan for inputs {shapes}: {len(self.kernels)} kernel steps of {len(self.steps)}, "
+        state = "".join(f", variable {k!r} {shape_str(v)}" for k, v in self.state.items())
+        lines = [f"plan for inputs {shapes}{state}: {len(self.kernels)} kernel steps of {len(self.steps)}, "
                  f"{self.slots} slots, {kind}"]
         for index, step in enumerate(self.steps):
             ins = ",".join(f"s{s}" for s in step.inputs)
             outs = ",".join(f"s{s}" for s in step.outputs)
             types = " ".join(f"{self.infos[s].type.name}{shape_str(self.infos[s].shape)}" for s in step.outputs
                              if self.infos[s] is not None and self.infos[s].shape is not None)
-            flags = (" dynamic" if step.dynamic else "") + (f" state:{step.state}" if step.state else "")
+            flags = (" dynamic" if step.dynamic else "") + (f" {step.state}:{step.variable}" if step.state else "")
             frees = f"  frees {','.join(f's{s}' for s in step.frees)}" if step.frees else ""
             lines.append(f"  {index:4d} {step.kind:8s} {step.name}  ({ins}) -> {outs} {types}{flags}{frees}")
         return "\n".join(lines)
