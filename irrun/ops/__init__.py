@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     sequence,
     shape_ops,
     sorting,
+    state,
     tensor_misc,
 )
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401
