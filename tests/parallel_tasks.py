@@ -27,5 +27,5 @@ def raise_on(value):
 
 
 def slow(value):
-    time.sleep(0.5)
+    time.sleep(1)
     return value

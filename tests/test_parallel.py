@@ -95,8 +95,8 @@ def test_interrupt_stops_the_workers():
 
     started = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
-        map_ordered(parallel_tasks.slow, list(range(20)), jobs=2, on_result=interrupt)
-    assert time.perf_counter() - started < 5
+        map_ordered(parallel_tasks.slow, list(range(40)), jobs=2, on_result=interrupt)
+    assert time.perf_counter() - started < 10  # waiting for the 40 tasks would take 20 s
     deadline = time.time() + 5
     while multiprocessing.active_children() and time.time() < deadline:
         time.sleep(0.05)
