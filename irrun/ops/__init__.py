@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     convolution,
     detection,
     embedding,
+    experimental_detectron,
     indexing,
     infrastructure,
     interpolate,
