@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     legacy,
     matrix,
     movement,
+    nms_family,
     normalization,
     pooling,
     proposals,
