@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     detection,
     embedding,
     experimental_detectron,
+    generate_proposals,
     indexing,
     infrastructure,
     interpolate,
