@@ -25,6 +25,7 @@ from . import (  # noqa: F401
     quantization,
     reduction,
     roi_pooling,
+    rotated,
     sampling,
     scatter,
     sequence,
