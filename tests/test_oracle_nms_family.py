@@ -122,3 +122,16 @@ def test_multiclass_nms_hand_example(tmp_path):
     np.testing.assert_array_equal(indices[:, 0], [0, 2])
     np.testing.assert_allclose(outputs[:, :2], [[0, 0.9], [0, 0.7]])
     assert counts.tolist() == [2]
+
+
+def test_f16_inputs(tmp_path):
+    """f16 boxes and scores: computed in f32, selected_outputs in f16."""
+    rng = np.random.default_rng(1700)
+    boxes = make_boxes(rng, 2, 8, True).astype(np.float16)
+    scores = rng.random((2, 3, 8)).astype(np.float16)
+    inputs = {"boxes": boxes, "scores": scores}
+    built = build(lambda p: opset8.multiclass_nms(p["boxes"], p["scores"], iou_threshold=0.5), inputs,
+                  tmp_path / "multiclass")
+    verify(built, "MulticlassNms f16")
+    built = build(lambda p: opset8.matrix_nms(p["boxes"], p["scores"]), inputs, tmp_path / "matrix")
+    verify(built, "MatrixNms f16", score_atol=1e-3)

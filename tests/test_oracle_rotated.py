@@ -90,3 +90,20 @@ def test_rotated_iou_hand_values():
     square = np.array([0, 0, 1, 1, 0], np.float32)
     others = np.array([[0.5, 0, 1, 1, 0], [0, 0, 1, 1, math.pi / 4], [5, 5, 1, 1, 0.3]], np.float32)
     np.testing.assert_allclose(rotated_intersection(square, others), [0.5, 2 * (math.sqrt(2) - 1), 0], rtol=1e-6)
+
+
+def test_rotated_ops_f16(tmp_path):
+    """f16 inputs: both compute in f32; NMSRotated's selected_scores are f32 whatever the input type."""
+    rng = np.random.default_rng(3200)
+    data = rng.standard_normal((1, 2, 6, 6)).astype(np.float16)
+    rois = np.array([[3, 3, 2, 3, 0.5], [1, 2, 4, 2, -1]], np.float16)
+    built = build(lambda p: opset15.roi_align_rotated(p["data"], p["rois"], p["ids"], 2, 2, 2, 1.0, False),
+                  {"data": data, "rois": rois, "ids": np.zeros(2, np.int32)}, tmp_path / "align")
+    verify(built, "ROIAlignRotated f16", atol=1e-3)
+    boxes = np.concatenate([rng.random((1, 6, 2)) * 10, rng.random((1, 6, 2)) * 5 + 1, rng.random((1, 6, 1))],
+                           axis=2).astype(np.float16)
+    built = build(lambda p: opset13.nms_rotated(p["boxes"], p["scores"], opset1.constant(np.int64(5)),
+                                                opset1.constant(np.float16(0.3)), opset1.constant(np.float16(0.0))),
+                  {"boxes": boxes, "scores": rng.random((1, 2, 6)).astype(np.float16)}, tmp_path / "nms")
+    expected = verify(built, "NMSRotated f16")
+    assert expected[1].dtype == np.float32

@@ -18,6 +18,7 @@ from .shapes import require_rank, shape_str
 
 F32 = np.float32
 I64 = ELEMENT_TYPES["i64"]
+F32_TYPE = ELEMENT_TYPES["f32"]
 
 
 # ---------------------------------------------------------------- ROIAlignRotated
@@ -230,12 +231,11 @@ class NMSRotated13(Op):
                                      f"the {what}", rule="port.dims", port=1)
         index_type = self.output_type
         if any(i.value is None for i in inputs):
-            return [TensorInfo((None, 3), index_type), TensorInfo((None, 3), inputs[1].type),
-                    TensorInfo((1,), index_type)]
+            return [TensorInfo((None, 3), index_type), TensorInfo((None, 3), F32_TYPE), TensorInfo((1,), index_type)]
         rows, values = self._compute([np.asarray(i.value) for i in inputs])
-        score_rows = np.concatenate([rows[:, :2].astype(F32), values[:, None]], axis=1).astype(inputs[1].type.storage)
+        score_rows = np.concatenate([rows[:, :2].astype(F32), values[:, None]], axis=1).astype(F32)
         return [TensorInfo(rows.shape, index_type, rows.astype(index_type.storage)),
-                TensorInfo(score_rows.shape, inputs[1].type, score_rows),
+                TensorInfo(score_rows.shape, F32_TYPE, score_rows),
                 TensorInfo((1,), index_type, np.array([len(rows)], index_type.storage))]
 
     def run(self, inputs, in_infos, out_infos):
