@@ -102,6 +102,30 @@ def test_prior_grid_generator(seed, tmp_path):
     verify(b, feeds, tmp_path, f"seed {seed}: {attrs}")
 
 
+@pytest.mark.parametrize("flatten", [True, False])
+def test_prior_grid_generator_smaller_grid(flatten, tmp_path):
+    """h/w below the feature map's size: the shape still follows the feature map (OpenVINO's shape inference),
+    the kernel writes the h*w*priors leading rows and irrun zeros the rest (the plugin leaves it unwritten)."""
+    rng = np.random.default_rng(250 + flatten)
+    b = IRBuilder()
+    pr = b.parameter([3, 4], name="priors")
+    fm = b.parameter([1, 2, 3, 5], name="features")
+    im = b.parameter([1, 3, 20, 33], name="image")
+    shape = [45, 4] if flatten else [3, 5, 3, 4]
+    t = b.op("ExperimentalDetectronPriorGridGenerator", "opset6", [(pr, 0), (fm, 0), (im, 0)],
+             {"flatten": str(flatten).lower(), "h": 2, "w": 2, "stride_x": 0.0, "stride_y": 0.0}, [(shape, "f32")])
+    b.result((t, 0), "grid")
+    feeds = {"priors": (rng.standard_normal((3, 4)) * 10).astype(np.float32),
+             "features": rng.random((1, 2, 3, 5)).astype(np.float32),
+             "image": rng.random((1, 3, 20, 33)).astype(np.float32)}
+    built = built_from(b, feeds, tmp_path)
+    got = list(irrun.load(built.xml).run(built.feed_dict).values())[0].reshape(-1, 4)
+    expected = run_cpu(built)[1][0].reshape(-1, 4)
+    assert got.shape == expected.shape == (45, 4)
+    assert_same([got[:12]], [expected[:12]])
+    assert not got[12:].any()
+
+
 # ---------------------------------------------------------------- ROIFeatureExtractor
 
 @pytest.mark.parametrize("seed", range(6))
