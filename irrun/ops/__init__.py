@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     convolution,
     detection,
     embedding,
+    fft,
     indexing,
     infrastructure,
     interpolate,
