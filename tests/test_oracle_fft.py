@@ -16,6 +16,7 @@ away from 0 and the same tolerance holds.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -406,3 +407,20 @@ def test_istft_negative_length_is_refused():
     with pytest.raises(IRError) as error:
         irrun.load(str(built.xml)).run(built.feed_dict)
     assert error.value.rule == "attr.range"
+
+
+# ---------------------------------------------------------------- models from OpenVINO's ONNX frontend
+
+ONNX_MODELS = sorted((Path(__file__).parent / "data" / "onnx_signal").iterdir())
+
+
+@pytest.mark.parametrize("folder", ONNX_MODELS, ids=lambda p: p.name)
+def test_onnx_frontend_model(folder):
+    """IRs made by tools/make_onnx_signal_models.py: ONNX DFT-17 (-> DFT/IDFT/RDFT with dft_length trimming
+    and padding) and STFT-17 (-> Slice/Concat/Multiply/RDFT); expected outputs from the CPU plugin."""
+    model = irrun.load(str(folder / "model.xml"))
+    inputs = dict(np.load(folder / "inputs.npz"))
+    expected = dict(np.load(folder / "expected.npz"))
+    got = model.run(inputs)
+    assert list(got) == list(expected)
+    assert_same(got, list(expected.values()), list(expected), atol=tolerance(16), context=folder.name)
