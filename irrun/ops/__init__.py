@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     attention,
     avg_pooling,
     cells,
+    color,
     control_flow,
     conversion,
     convolution,
