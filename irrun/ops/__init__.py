@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     control_flow,
     conversion,
     convolution,
+    deformable,
     detection,
     embedding,
     fft,

@@ -1,0 +1,349 @@
+"""irrun vs OpenVINO on DeformableConvolution-1/8, BinaryConvolution-1 and DeformablePSROIPooling-1.
+
+Oracle: the CPU plugin (f32 hint); OpenVINO 2026.4.1 has no Node.evaluate for these ops.
+Tolerances:
+- DeformableConvolution: both sides sample in f32 and sum L = C_in/group * taps products in different orders
+  (irrun: one matmul per batch item); data, filters and masks are O(1): atol = 4e-6 * L + 1e-5, plus one f16
+  ulp of the expected value for f16.
+- BinaryConvolution: integer-valued results, compared exactly.
+- DeformablePSROIPooling: a mean of bilinear samples in f32 on both sides: atol 1e-5.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import openvino as ov
+import pytest
+from openvino import opset1, opset8
+
+import irrun
+import oracle as O
+from irrun.errors import IRError
+from oracle import assert_same, build, run_cpu, run_irrun
+
+
+def tolerance(length):
+    return 4e-6 * length + 1e-5
+
+
+# ---------------------------------------------------------------- DeformableConvolution
+
+def deformable_case(rng, version, case):
+    groups = int(rng.integers(1, 3))
+    deformable_groups = int(rng.choice([1, 2]))
+    in_per_group = int(rng.integers(1, 3)) * deformable_groups
+    channels = groups * in_per_group
+    if channels % deformable_groups:
+        deformable_groups = 1
+    out_channels = groups * int(rng.integers(1, 3))
+    kernel = [int(k) for k in rng.integers(1, 4, 2)]
+    strides = [int(s) for s in rng.integers(1, 3, 2)]
+    dilations = [int(d) for d in rng.choice([1, 1, 2], 2)]
+    pads_begin = [int(p) for p in rng.integers(0, 2, 2)]
+    pads_end = [int(p) for p in rng.integers(0, 2, 2)]
+    spatial = [int(rng.integers((k - 1) * d + 1, 8)) for k, d in zip(kernel, dilations)]
+    return dict(version=version, batch=int(rng.integers(1, 3)), channels=channels, out_channels=out_channels,
+                groups=groups, deformable_groups=deformable_groups, kernel=kernel, strides=strides,
+                dilations=dilations, pads_begin=pads_begin, pads_end=pads_end, spatial=spatial,
+                mask=version == 8 and bool(rng.random() < 0.7),
+                bilinear_pad=version == 8 and bool(rng.random() < 0.5),
+                offset_scale=float(rng.choice([0.5, 2.0, 4.0])), integer_offsets=bool(rng.random() < 0.2),
+                dtype="f16" if case % 5 == 4 else "f32")
+
+
+def deformable_model(cfg, rng):
+    dtype = np.float16 if cfg["dtype"] == "f16" else np.float32
+    taps = math.prod(cfg["kernel"])
+    out = [(d + pb + pe - ((k - 1) * dl + 1)) // s + 1 for d, pb, pe, k, dl, s in
+           zip(cfg["spatial"], cfg["pads_begin"], cfg["pads_end"], cfg["kernel"], cfg["dilations"], cfg["strides"])]
+    x = rng.standard_normal((cfg["batch"], cfg["channels"], *cfg["spatial"])).astype(dtype)
+    offsets = rng.standard_normal((cfg["batch"], cfg["deformable_groups"] * 2 * taps, *out)) * cfg["offset_scale"]
+    if cfg["integer_offsets"]:
+        offsets = np.round(offsets)
+    offsets = offsets.astype(dtype)
+    w = rng.standard_normal((cfg["out_channels"], cfg["channels"] // cfg["groups"], *cfg["kernel"])).astype(dtype)
+    inputs = {"x": x, "offsets": offsets}
+    if cfg["mask"]:
+        inputs["mask"] = rng.random((cfg["batch"], cfg["deformable_groups"] * taps, *out)).astype(dtype)
+
+    def make(p):
+        args = (p["x"], p["offsets"], O.constant(w), cfg["strides"], cfg["pads_begin"], cfg["pads_end"],
+                cfg["dilations"])
+        if cfg["version"] == 1:
+            return opset1.deformable_convolution(*args, group=cfg["groups"],
+                                                 deformable_group=cfg["deformable_groups"])
+        return opset8.deformable_convolution(*args, mask=p.get("mask"), group=cfg["groups"],
+                                             deformable_group=cfg["deformable_groups"],
+                                             bilinear_interpolation_pad=cfg["bilinear_pad"])
+
+    return build(make, inputs), cfg["channels"] // cfg["groups"] * taps
+
+
+@pytest.mark.parametrize("version", [1, 8])
+def test_deformable_convolution_sweep(version):
+    rng = np.random.default_rng(300 + version)
+    for case in range(20):
+        cfg = deformable_case(rng, version, case)
+        context = f"DeformableConvolution-{version} case {case}: " + ", ".join(f"{k}={v}" for k, v in cfg.items())
+        built, length = deformable_model(cfg, rng)
+        _, expected = run_cpu(built)
+        assert_same(run_irrun(built, context), expected, built.output_names, atol=tolerance(length),
+                    f16_ulp=cfg["dtype"] == "f16", context=context)
+
+
+def test_deformable_convolution_zero_offsets_is_a_convolution():
+    # hand-checkable: with zero offsets and a unit mask, DeformableConvolution is Convolution with zero padding
+    rng = np.random.default_rng(310)
+    x = rng.standard_normal((1, 2, 5, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    offsets = np.zeros((1, 18, 5, 6), np.float32)
+    built = build(lambda p: opset8.deformable_convolution(p["x"], p["o"], O.constant(w), [1, 1], [1, 1], [1, 1],
+                                                          [1, 1]), {"x": x, "o": offsets})
+    twin = build(lambda p: opset1.convolution(p["x"], O.constant(w), [1, 1], [1, 1], [1, 1], [1, 1]), {"x": x})
+    _, expected = run_cpu(twin)
+    assert_same(run_irrun(built), expected, built.output_names, atol=tolerance(18))
+
+
+@pytest.mark.parametrize("info, rule", [
+    (dict(x=(1, 4, 5, 5), o=(1, 16, 3, 3), w=(2, 4, 3, 3)), "port.dims"),          # offsets channels
+    (dict(x=(1, 4, 5, 5), o=(1, 18, 4, 3), w=(2, 4, 3, 3)), "port.dims"),          # offsets spatial
+    (dict(x=(1, 4, 5, 5), o=(1, 18, 3, 3), w=(2, 4, 3, 3), m=(1, 8, 3, 3)), "port.dims"),
+    (dict(x=(1, 4, 5, 5), o=(1, 18, 3, 3), w=(3, 2, 3, 3), group=2), "port.dims"),  # filters not divisible
+    (dict(x=(1, 4, 5, 5), o=(1, 18, 3, 3), w=(2, 4, 3, 3), group=2), "port.dims"),
+    (dict(x=(1, 4, 5, 5), o=(1, 18, 3, 3), w=(2, 4, 3, 3), group=0), "attr.range"),
+    (dict(x=(1, 4, 5), o=(1, 6, 3), w=(2, 4, 3)), "port.rank"),
+])
+def test_deformable_convolution_invalid(info, rule, tmp_path):
+    from irbuild import IRBuilder
+
+    info = dict(info)
+    group = info.pop("group", 1)
+    names = list(info)
+    with pytest.raises(RuntimeError):
+        params = [O.parameter(n, s, np.float32) for n, s in info.items()]
+        spatial = len(info["x"]) - 2
+        opset8.deformable_convolution(params[0], params[1], params[2], [1] * spatial, [0] * spatial, [0] * spatial,
+                                      [1] * spatial, mask=params[3] if len(params) > 3 else None, group=group)
+    builder = IRBuilder()
+    sources = [(builder.parameter(list(info[n]), "f32", name=n), 0) for n in names]
+    spatial = len(info["x"]) - 2
+    attrs = {"strides": ",".join(["1"] * spatial), "dilations": ",".join(["1"] * spatial),
+             "pads_begin": ",".join(["0"] * spatial), "pads_end": ",".join(["0"] * spatial), "group": group}
+    layer = builder.op("DeformableConvolution", "opset8", sources, attrs, [([1, 2, 3, 3], "f32")])
+    builder.result((layer, 0))
+    with pytest.raises(IRError) as error:
+        irrun.load(str(builder.save(tmp_path)))
+    assert error.value.rule == rule, error.value
+
+
+def test_deformable_group_must_divide_channels(tmp_path):
+    # OpenVINO's shape inference accepts 4 channels in 3 deformable groups (its kernel would read offsets of a
+    # fourth group); irrun refuses it
+    node = opset8.deformable_convolution(*[O.parameter(n, s, np.float32) for n, s in
+                                           (("x", (1, 4, 5, 5)), ("o", (1, 54, 3, 3)), ("w", (2, 4, 3, 3)))],
+                                         [1, 1], [0, 0], [0, 0], [1, 1], deformable_group=3)
+    assert list(node.get_output_shape(0)) == [1, 2, 3, 3]
+    from irbuild import IRBuilder
+
+    builder = IRBuilder()
+    sources = [(builder.parameter(list(s), "f32", name=n), 0) for n, s in
+               (("x", (1, 4, 5, 5)), ("o", (1, 54, 3, 3)), ("w", (2, 4, 3, 3)))]
+    layer = builder.op("DeformableConvolution", "opset8", sources,
+                       {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0",
+                        "deformable_group": 3}, [([1, 2, 3, 3], "f32")])
+    builder.result((layer, 0))
+    with pytest.raises(IRError) as error:
+        irrun.load(str(builder.save(tmp_path)))
+    assert error.value.rule == "port.dims"
+
+
+# ---------------------------------------------------------------- BinaryConvolution
+#
+# The CPU plugin runs BinaryConvolution only behind a binarising FakeQuantize (levels 2) and with input
+# channels a multiple of 8; it reads the packed u1 weights least significant bit first, where the IR (and
+# OpenVINO's reference kernel, and irrun) put element 0 in the most significant bit: the CPU twin gets its
+# weight bytes bit-reversed. It also takes pad_value in the -1/+1 domain (0 adds nothing, -1 counts as bit 0),
+# where the reference compares pad_value with the bit like an input value (only 1 and 0 ever match): the
+# sweep pads with 1.0 (where both agree) or not at all; the other pad values are pinned below.
+
+def u1_constant(bits, lsb_first=False):
+    flat = bits.astype(np.uint8).ravel()
+    if lsb_first:  # reverse the bit order inside every byte of the packed stream
+        padded = np.concatenate([flat, np.zeros(-len(flat) % 8, np.uint8)])
+        flat = padded.reshape(-1, 8)[:, ::-1].ravel()[:len(flat)]
+    return ov.op.Constant(ov.Type.u1, ov.Shape(list(bits.shape)), flat.tolist())
+
+
+def binarized(p):
+    def scalar(v):
+        return O.constant(np.full((1, 1, 1, 1), v, np.float32))
+    return opset1.fake_quantize(p["x"], scalar(0), scalar(0), scalar(0), scalar(1), 2)
+
+
+def binary_models(x, bits, strides, pads_begin, pads_end, dilations, pad_value, auto_pad="explicit"):
+    def make(lsb_first):
+        return lambda p: opset1.binary_convolution(binarized(p), u1_constant(bits, lsb_first), strides, pads_begin,
+                                                   pads_end, dilations, "xnor-popcount", pad_value, auto_pad)
+    return build(make(False), {"x": x}), build(make(True), {"x": x})
+
+
+def test_binary_convolution_sweep():
+    rng = np.random.default_rng(320)
+    for case in range(12):
+        channels = int(rng.choice([8, 16]))
+        kernel = [int(k) for k in rng.integers(1, 4, 2)]
+        strides = [int(s) for s in rng.integers(1, 3, 2)]
+        dilations = [int(d) for d in rng.choice([1, 2], 2)]
+        padded = bool(rng.random() < 0.5)
+        pads_begin = [int(p) for p in rng.integers(0, 2, 2)] if padded else [0, 0]
+        pads_end = [int(p) for p in rng.integers(0, 2, 2)] if padded else [0, 0]
+        auto_pad = str(rng.choice(["explicit", "explicit", "same_upper", "valid"])) if padded else "explicit"
+        spatial = [int(rng.integers((k - 1) * d + 1, 8)) for k, d in zip(kernel, dilations)]
+        x = rng.standard_normal((int(rng.integers(1, 3)), channels, *spatial)).astype(np.float32)
+        bits = rng.integers(0, 2, (int(rng.integers(1, 4)), channels, *kernel))
+        context = (f"binary case {case}: x={x.shape} kernel={kernel} strides={strides} dilations={dilations} "
+                   f"pads={pads_begin},{pads_end} auto_pad={auto_pad}")
+        built, twin = binary_models(x, bits, strides, pads_begin, pads_end, dilations, 1.0, auto_pad)
+        _, expected = run_cpu(twin)
+        assert_same(run_irrun(built, context), expected, built.output_names, context=context)
+
+
+def test_binary_convolution_hand_computed():
+    x = np.array([[[[1, 0, 1], [0, 1, 0]]]], np.float32)
+    bits = np.array([[[[1, 0], [0, 1]]]])
+    # one 2x2 filter [[1, 0], [0, 1]] over the 0/1 image [[1, 0, 1], [0, 1, 0]] padded with one column p on the
+    # left: windows [[p, 1], [p, 0]], [[1, 0], [0, 1]], [[0, 1], [1, 0]]; output = 2 * matches - 4
+    expected = {
+        1.0: [[-2, 4, -4]],   # p = 1 matches the filter's top-left 1: one match
+        0.0: [[-2, 4, -4]],   # p = 0 matches the filter's bottom-left 0: one match
+        -1.0: [[-4, 4, -4]],  # -1 matches no bit
+        0.5: [[-4, 4, -4]],
+    }
+    for pad_value, values in expected.items():
+        built = build(lambda p: opset1.binary_convolution(p["x"], u1_constant(bits), [1, 1], [0, 1], [0, 0], [1, 1],
+                                                          "xnor-popcount", pad_value), {"x": x})
+        got = run_irrun(built)[built.output_names[0]]
+        np.testing.assert_array_equal(got[0, 0], values, err_msg=f"pad_value {pad_value}")
+
+
+def test_binary_convolution_values_other_than_0_and_1_never_match():
+    # the reference compares input values with the bits exactly: 0.5 and -1 match neither bit
+    x = np.array([[[[0.5, -1.0, 1.0, 0.0]]]], np.float32)
+    bits = np.array([[[[1]]]])
+    built = build(lambda p: opset1.binary_convolution(p["x"], u1_constant(bits), [1, 1], [0, 0], [0, 0], [1, 1],
+                                                      "xnor-popcount", 0.0), {"x": x})
+    np.testing.assert_array_equal(run_irrun(built)[built.output_names[0]].ravel(), [-1, -1, 1, -1])
+
+
+@pytest.mark.parametrize("pad_value", [0.0, -1.0])
+def test_cpu_plugin_takes_pad_value_in_the_plus_minus_one_domain(pad_value):
+    # pinned: with pad_value 0 or -1 the CPU plugin's results differ from the reference semantics irrun follows
+    rng = np.random.default_rng(321)
+    x = rng.standard_normal((1, 8, 4, 5)).astype(np.float32)
+    bits = rng.integers(0, 2, (2, 8, 3, 3))
+    built, twin = binary_models(x, bits, [1, 1], [1, 1], [1, 1], [1, 1], pad_value)
+    _, cpu = run_cpu(twin)
+    got = run_irrun(built)[built.output_names[0]]
+    border = np.ones(got.shape, bool)
+    border[:, :, 1:-1, 1:-1] = False
+    np.testing.assert_array_equal(got[~border], cpu[0][~border])  # windows without padding agree
+    assert (got[border] != cpu[0][border]).any()
+    # the CPU's reading: each padded tap adds pad_value * (+1 for bit 1, -1 for bit 0); the reference's
+    # (irrun's): a padded tap matches the bit equal to pad_value (0 matches bit 0, -1 matches nothing)
+    weights_pm = 2 * bits.astype(np.float32) - 1
+    padded_pm = np.pad(np.where(x > 0, 1.0, -1.0), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=pad_value)
+    cpu_model = np.array([[[(padded_pm[0, :, i:i + 3, j:j + 3] * weights_pm[o]).sum() for j in range(5)]
+                           for i in range(4)] for o in range(2)])
+    np.testing.assert_array_equal(cpu[0][0], cpu_model)
+
+
+def test_cpu_plugin_reads_u1_weights_least_significant_bit_first():
+    # pinned: the same IR on the CPU plugin gives the results of its bit-reversed twin's semantics
+    rng = np.random.default_rng(322)
+    x = rng.standard_normal((1, 8, 3, 3)).astype(np.float32)
+    bits = rng.integers(0, 2, (1, 8, 1, 1))
+    bits[0, :, 0, 0] = [1, 1, 1, 0, 0, 0, 0, 0]
+    built, twin = binary_models(x, bits, [1, 1], [0, 0], [0, 0], [1, 1], 1.0)
+    _, direct = run_cpu(built)
+    _, expected = run_cpu(twin)
+    assert (direct[0] != expected[0]).any()
+    assert_same(run_irrun(built), expected, built.output_names)
+
+
+def test_binary_convolution_refuses_non_u1_filters(tmp_path):
+    from irbuild import IRBuilder
+
+    builder = IRBuilder()
+    data = builder.parameter([1, 8, 4, 4], "f32", name="x")
+    weights = builder.const(np.ones((2, 8, 3, 3), np.float32))
+    layer = builder.op("BinaryConvolution", "opset1", [(data, 0), (weights, 0)],
+                       {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0",
+                        "mode": "xnor-popcount", "pad_value": "0"}, [([1, 2, 2, 2], "f32")])
+    builder.result((layer, 0))
+    with pytest.raises(IRError) as error:
+        irrun.load(str(builder.save(tmp_path)))
+    assert error.value.rule == "port.type"
+
+
+# ---------------------------------------------------------------- DeformablePSROIPooling
+
+def psroi_case(rng, case):
+    group_size = int(rng.integers(1, 4))
+    output_dim = int(rng.integers(1, 4))
+    part_size = int(rng.integers(1, 4))
+    classes = int(rng.choice([c for c in (1, output_dim) if output_dim % c == 0]))
+    height, width = int(rng.integers(3, 9)), int(rng.integers(3, 9))
+    batch = int(rng.integers(1, 3))
+    scale = float(rng.choice([1.0, 0.5, 0.25]))
+    count = int(rng.integers(1, 5))
+    corners = rng.uniform(-2, max(height, width) / scale + 2, (count, 4))
+    rois = np.concatenate([rng.integers(0, batch, (count, 1)), np.minimum(corners[:, :2], corners[:, 2:]),
+                           np.maximum(corners[:, :2], corners[:, 2:])], axis=1).astype(np.float32)
+    rois = rois[:, [0, 1, 2, 3, 4]]
+    x = rng.standard_normal((batch, output_dim * group_size ** 2, height, width)).astype(np.float32)
+    with_offsets = case % 3 != 0
+    offsets = rng.standard_normal((count, 2 * classes, part_size, part_size)).astype(np.float32)
+    return dict(x=x, rois=rois, offsets=offsets if with_offsets else None, output_dim=output_dim,
+                group_size=group_size, spatial_scale=scale, spatial_bins_x=int(rng.integers(1, 4)),
+                spatial_bins_y=int(rng.integers(1, 4)), trans_std=float(rng.choice([0.1, 0.5, 1.0])),
+                part_size=part_size)
+
+
+def test_deformable_psroi_pooling_sweep():
+    rng = np.random.default_rng(330)
+    for case in range(18):
+        cfg = psroi_case(rng, case)
+        inputs = {"x": cfg["x"], "rois": cfg["rois"]}
+        if cfg["offsets"] is not None:
+            inputs["offsets"] = cfg["offsets"]
+        attrs = {k: cfg[k] for k in ("spatial_bins_x", "spatial_bins_y", "trans_std", "part_size")}
+
+        def make(p):
+            return opset1.deformable_psroi_pooling(p["x"], p["rois"], cfg["output_dim"], cfg["spatial_scale"],
+                                                   cfg["group_size"], offsets=p.get("offsets"), **attrs)
+
+        context = (f"DeformablePSROIPooling case {case}: x={cfg['x'].shape} rois={cfg['rois'].tolist()} "
+                   f"offsets={cfg['offsets'] is not None} " + ", ".join(f"{k}={v}" for k, v in attrs.items()))
+        built = build(make, inputs)
+        _, expected = run_cpu(built)
+        assert_same(run_irrun(built, context), expected, built.output_names, atol=1e-5, context=context)
+
+
+def test_deformable_psroi_negative_batch_id_skips_only_that_roi():
+    # the reference skips a ROI with a negative batch id (zeros) and goes on; the CPU plugin stops at it and
+    # leaves every later ROI zero too (pinned). irrun follows the reference.
+    x = np.ones((1, 4, 4, 4), np.float32)
+    rois = np.array([[-1, 0, 0, 3, 3], [0, 0, 0, 3, 3]], np.float32)
+    built = build(lambda p: opset1.deformable_psroi_pooling(p["x"], p["r"], 1, 1.0, 2), {"x": x, "r": rois})
+    _, cpu = run_cpu(built)
+    np.testing.assert_array_equal(cpu[0], 0)
+    got = run_irrun(built)[built.output_names[0]]
+    np.testing.assert_array_equal(got[0], 0)
+    np.testing.assert_array_equal(got[1], 1)  # hand-written: a constant map averages to itself
+    # with the ROIs swapped the CPU plugin agrees
+    swapped = build(lambda p: opset1.deformable_psroi_pooling(p["x"], p["r"], 1, 1.0, 2),
+                    {"x": x, "r": rois[::-1].copy()})
+    _, expected = run_cpu(swapped)
+    assert_same(run_irrun(swapped), expected, swapped.output_names, atol=1e-6)
