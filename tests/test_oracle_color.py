@@ -86,6 +86,11 @@ def test_yuv_to_rgb_sweep(family):
               f"{factory.__name__} case {case}: {np.dtype(dtype).name} n={n} h={h} w={w} planes={len(names)}")
 
 
+def test_empty_batch():
+    built = build(lambda p: opset8.i420_to_bgr(p["x"]), {"x": np.zeros((0, 6, 4, 1), np.uint8)})
+    assert run_irrun(built)[built.output_names[0]].shape == tuple(built.model.outputs[0].get_shape()) == (0, 4, 4, 3)
+
+
 def test_nv12_known_pixels():
     # hand-written: Y=16, U=V=128 is black; Y=235 is white (1.164 * 219 = 254.9 -> 255); Y=81, U=90, V=240 is
     # red (R = 1.164 * 65 + 1.596 * 112 = 254.4 -> 254, G = 75.66 + 14.858 - 91.056 = -0.538 -> 0 (clamped),

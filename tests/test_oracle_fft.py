@@ -57,7 +57,7 @@ def check(make, inputs, context, n, f16=False):
 def test_dft_sweep(inverse):
     rng = np.random.default_rng(100 + inverse)
     factory = opset7.idft if inverse else opset7.dft
-    for case in range(16):
+    for case in range(12):
         crank = int(rng.integers(1, 4))
         shape = [int(d) for d in rng.integers(1, 9, crank)]
         dtype = np.float16 if case % 4 == 3 else np.float32
@@ -97,7 +97,7 @@ def test_dft_signal_size_zero_gives_an_empty_axis():
 
 def test_rdft_sweep():
     rng = np.random.default_rng(110)
-    for case in range(16):
+    for case in range(12):
         rank = int(rng.integers(1, 4))
         shape = [int(d) for d in rng.integers(1, 9, rank)]
         dtype = np.float16 if case % 4 == 3 else np.float32
@@ -144,7 +144,7 @@ def test_rdft_signal_size_larger_than_input_zero_pads():
 
 def test_irdft_sweep():
     rng = np.random.default_rng(120)
-    for case in range(16):
+    for case in range(12):
         crank = int(rng.integers(1, 4))
         shape = [int(d) for d in rng.integers(1, 7, crank)]
         axes = random_axes(rng, crank)
@@ -320,7 +320,7 @@ def test_invalid_inputs_are_refused(case):
 
 def test_stft_sweep():
     rng = np.random.default_rng(130)
-    for case in range(16):
+    for case in range(12):
         frame_size = int(rng.integers(1, 12))
         length = frame_size + int(rng.integers(0, 20))
         batch = [] if rng.random() < 0.3 else [int(rng.integers(1, 4))]
@@ -348,7 +348,7 @@ def test_stft_sweep():
 
 def test_istft_sweep():
     rng = np.random.default_rng(140)
-    for case in range(16):
+    for case in range(12):
         frame_size = int(rng.integers(1, 12))
         frames = int(rng.integers(1, 7))
         batch = [] if rng.random() < 0.3 else [int(rng.integers(1, 4))]
@@ -424,3 +424,22 @@ def test_onnx_frontend_model(folder):
     got = model.run(inputs)
     assert list(got) == list(expected)
     assert_same(got, list(expected.values()), list(expected), atol=tolerance(16), context=folder.name)
+
+
+@pytest.mark.parametrize("name", ["dft", "dft_pad", "rdft", "irdft", "stft", "istft"])
+def test_empty_tensors(name):
+    """Empty batches (and an empty axis zero-padded to a size): OpenVINO's inferred shapes, zero values."""
+    window = const(np.ones(3), np.float32)
+    make, x = {
+        "dft": (lambda p: opset7.dft(p["x"], const([1])), np.zeros((0, 4, 2), np.float32)),
+        "dft_pad": (lambda p: opset7.dft(p["x"], const([0]), const([3])), np.zeros((0, 4, 2), np.float32)),
+        "rdft": (lambda p: opset9.rdft(p["x"], const([1])), np.zeros((0, 4), np.float32)),
+        "irdft": (lambda p: opset9.irdft(p["x"], const([1])), np.zeros((0, 4, 2), np.float32)),
+        "stft": (lambda p: opset15.stft(p["x"], window, const(4), const(2), False), np.zeros((0, 10), np.float32)),
+        "istft": (lambda p: opset16.istft(p["x"], window, const(4), const(2), False, False),
+                  np.zeros((0, 3, 4, 2), np.float32)),
+    }[name]
+    built = build(make, {"x": x})
+    got = run_irrun(built)[built.output_names[0]]
+    assert got.shape == tuple(built.model.outputs[0].get_shape())
+    assert not got.any()

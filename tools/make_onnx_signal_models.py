@@ -35,8 +35,8 @@ def dft_model():
         nodes, "dft",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 12, 6, 2]),
          helper.make_tensor_value_info("real", TensorProto.FLOAT, [3, 10, 1])],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None, None, None, None]) for n in ("spectrum", "inverse_padded",
-                                                                             "onesided")],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None] * 4)
+         for n in ("spectrum", "inverse_padded", "onesided")],
         initializer=[helper.make_tensor("n_pad", TensorProto.INT64, [], [9]),
                      helper.make_tensor("n_trim", TensorProto.INT64, [], [7])])
     rng = np.random.default_rng(0)

@@ -95,8 +95,10 @@ class _DeformableConv(_ConvBase):
         positions = math.prod(out)
         self.reserve(np.dtype(compute).itemsize * (channels * taps * positions + 8 * channels * positions),
                      f"deformable convolution columns [{channels * taps}, {positions}]")
-        weights = filters.astype(compute).reshape(self.group, filters.shape[0] // self.group, -1)
         result = np.zeros((n, filters.shape[0], positions), dtype=compute)
+        if result.size == 0 or channels == 0 or taps == 0:
+            return [_to_type(result.reshape(n, filters.shape[0], *out), out_infos[0].type.storage)]
+        weights = filters.astype(compute).reshape(self.group, filters.shape[0] // self.group, -1)
         for item in range(n):
             columns = self.columns(x[item], offsets[item], None if mask is None else mask[item], filters.shape[2:],
                                    begins, out).astype(compute, copy=False)
@@ -299,8 +301,9 @@ class DeformablePSROIPooling1(Op):
         bin_w, bin_h = roi_w / F32(groups), roi_h / F32(groups)
         cells = np.arange(groups, dtype=F32)
         # bin corners [R, C, gh, gw]
-        start_x = np.broadcast_to((x1[:, None] + cells * bin_w[:, None])[:, None, None, :], (count, dim, groups, groups))
-        start_y = np.broadcast_to((y1[:, None] + cells * bin_h[:, None])[:, None, :, None], (count, dim, groups, groups))
+        grid = (count, dim, groups, groups)
+        start_x = np.broadcast_to((x1[:, None] + cells * bin_w[:, None])[:, None, None, :], grid)
+        start_y = np.broadcast_to((y1[:, None] + cells * bin_h[:, None])[:, None, :, None], grid)
         if offsets is not None and offsets.size:
             classes = offsets.shape[1] // 2
             part = self.part_size
