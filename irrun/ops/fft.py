@@ -102,9 +102,6 @@ class _FFTBase(Op):
             return [dims[a] for a in axes]
         return [dims[a] if s == -1 else s for a, s in zip(axes, signal_size)]
 
-    def dynamic_output(self, data, axes_known):
-        raise NotImplementedError
-
 
 def _resize(c, axes, sizes):
     """Trim or zero-pad each axis to its size (what numpy.fft's `s` does, also for sizes of 0)."""
