@@ -86,6 +86,22 @@ def test_yuv_to_rgb_sweep(family):
               f"{factory.__name__} case {case}: {np.dtype(dtype).name} n={n} h={h} w={w} planes={len(names)}")
 
 
+def test_float_nan_and_inf():
+    # f32 planes: infinities clamp to 0 or 255. A NaN stays NaN in OpenVINO's reference (std::max / std::min
+    # with the NaN first return it) and in irrun; the CPU plugin clamps it to 0 (pinned).
+    y = np.full((1, 2, 2, 1), 100, np.float32)
+    y[0, 0, 0, 0], y[0, 0, 1, 0], y[0, 1, 0, 0] = np.nan, np.inf, -np.inf
+    uv = np.full((1, 1, 1, 2), 128, np.float32)
+    built = build(lambda p: opset8.nv12_to_rgb(p["y"], p["uv"]), {"y": y, "uv": uv})
+    _, cpu = run_cpu(built)
+    got = run_irrun(built)[built.output_names[0]]
+    np.testing.assert_array_equal(cpu[0][0, 0, 0], [0, 0, 0])
+    assert np.isnan(got[0, 0, 0]).all()
+    np.testing.assert_array_equal(got[0, 0, 1], [255, 255, 255])
+    np.testing.assert_array_equal(got[0, 1, 0], [0, 0, 0])
+    np.testing.assert_array_equal(got.reshape(-1, 3)[1:], cpu[0].reshape(-1, 3)[1:])
+
+
 def test_empty_batch():
     built = build(lambda p: opset8.i420_to_bgr(p["x"]), {"x": np.zeros((0, 6, 4, 1), np.uint8)})
     assert run_irrun(built)[built.output_names[0]].shape == tuple(built.model.outputs[0].get_shape()) == (0, 4, 4, 3)

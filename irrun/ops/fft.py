@@ -39,6 +39,15 @@ def _as_pairs(c):
     return np.stack([c.real, c.imag], axis=-1)
 
 
+def _spread_nan(result, source, axes):
+    """OpenVINO multiplies every input of a transform by complex twiddles, so one NaN input makes every output
+    of its transform NaN (real and imaginary parts); numpy.fft's butterflies may keep some finite."""
+    lines = np.isnan(source).any(axis=tuple(axes), keepdims=True)
+    if lines.any():
+        result = np.where(lines, complex(np.nan, np.nan) if np.iscomplexobj(result) else np.nan, result)
+    return result
+
+
 # ---------------------------------------------------------------- DFT family
 
 class _FFTBase(Op):
@@ -140,9 +149,11 @@ class _ComplexTransform(_FFTBase):
         sizes = self.sizes(x.shape, axes, signal_size)
         out_shape = out_infos[0].shape
         self.reserve(COMPLEX_BYTES * 2 * max(math.prod(out_shape[:-1]), math.prod(x.shape[:-1])), "DFT buffers")
-        c = _resize(_as_complex(x), axes, sizes)
+        source = _resize(_as_complex(x), axes, sizes)
+        c = source
         if c.size and axes:
             c = np.fft.ifftn(c, axes=axes) if self.inverse else np.fft.fftn(c, axes=axes)
+            c = _spread_nan(c, source, axes)
         return [finish(_as_pairs(c), out_infos[0].type)]
 
 
@@ -193,7 +204,7 @@ class RDFT9(_FFTBase):
         c = np.fft.rfft(real, axis=axes[-1])
         if len(axes) > 1:
             c = np.fft.fftn(c, axes=axes[:-1])
-        return [finish(_as_pairs(c), out_infos[0].type)]
+        return [finish(_as_pairs(_spread_nan(c, real, axes)), out_infos[0].type)]
 
 
 @op("IRDFT", 9)
@@ -235,10 +246,10 @@ class IRDFT9(_FFTBase):
         self.reserve(COMPLEX_BYTES * 2 * max(math.prod(out_shape), math.prod(x.shape[:-1])), "IRDFT buffers")
         if math.prod(out_shape) == 0:
             return [np.zeros(out_shape, out_infos[0].type.storage)]
-        c = _resize(_as_complex(x), axes, [*sizes[:-1], sizes[-1] // 2 + 1])
-        if len(axes) > 1:
-            c = np.fft.ifftn(c, axes=axes[:-1])
-        return [finish(np.fft.irfft(c, n=sizes[-1], axis=axes[-1]), out_infos[0].type)]
+        source = _resize(_as_complex(x), axes, [*sizes[:-1], sizes[-1] // 2 + 1])
+        c = np.fft.ifftn(source, axes=axes[:-1]) if len(axes) > 1 else source
+        signal = _spread_nan(np.fft.irfft(c, n=sizes[-1], axis=axes[-1]), source, axes)
+        return [finish(signal, out_infos[0].type)]
 
 
 # ---------------------------------------------------------------- STFT / ISTFT
@@ -312,7 +323,7 @@ class STFT15(Op):
         self.reserve(COMPLEX_BYTES * 3 * math.prod(out_infos[0].shape), "STFT frames")
         frames = np.lib.stride_tricks.sliding_window_view(signal, frame_size, axis=-1)[..., ::frame_step, :]
         windowed = frames.astype(np.float64) * _padded_window(window, frame_size)
-        spectrum = _as_pairs(np.fft.rfft(windowed, axis=-1))
+        spectrum = _as_pairs(_spread_nan(np.fft.rfft(windowed, axis=-1), windowed, [-1]))
         if self.transpose_frames:
             spectrum = np.swapaxes(spectrum, -2, -3)
         return [finish(spectrum, out_infos[0].type)]
@@ -388,7 +399,7 @@ class ISTFT16(Op):
         self.reserve(8 * (2 * math.prod(batch) * (frames * frame_size + full) + full), "ISTFT buffers")
         spectrum = np.swapaxes(_as_complex(data), -1, -2)  # [batch?, frames, bins]
         padded = _padded_window(window, frame_size)
-        pieces = np.fft.irfft(spectrum, n=frame_size, axis=-1) * padded
+        pieces = _spread_nan(np.fft.irfft(spectrum, n=frame_size, axis=-1), spectrum, [-1]) * padded
         signal = np.zeros((*batch, full))
         weight = np.zeros(full)
         if frames <= frame_size:  # overlap-add: one slice add per frame, or per sample position in a frame
