@@ -13,12 +13,17 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Enum, Float, Int, Str
+from .conversion import round_to_bf16
 from .convolution import _ConvBase, _auto_pad, _to_type, conv_forward, forward_geometry
 from .registry import Op, TensorInfo, op
 from .roi_pooling import _check_feature_and_rois, _round_half_away
 from .shapes import require_rank, shape_str
 
 F32 = np.float32
+_ROUNDERS = {  # round f32 values to the type, kept in f32
+    "f16": lambda values: values.astype(np.float16).astype(F32),
+    "bf16": lambda values: round_to_bf16(values.astype(F32)),
+}
 
 
 def _dims_match(a, b):
@@ -89,6 +94,8 @@ class _DeformableConv(_ConvBase):
         pb, pe = self.pads_begin or (0, 0), self.pads_end or (0, 0)
         out, begins, _ = forward_geometry(x.shape[2:], filters.shape[2:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
+        element_type = out_infos[0].type
+        narrow = _ROUNDERS.get(element_type.name)  # f16 / bf16: OpenVINO's reference works in that type
         compute = np.float64 if x.dtype == np.float64 else F32
         n, channels = x.shape[:2]
         taps = filters.shape[2] * filters.shape[3]
@@ -97,35 +104,67 @@ class _DeformableConv(_ConvBase):
                      f"deformable convolution columns [{channels * taps}, {positions}]")
         result = np.zeros((n, filters.shape[0], positions), dtype=compute)
         if result.size == 0 or channels == 0 or taps == 0:
-            return [_to_type(result.reshape(n, filters.shape[0], *out), out_infos[0].type.storage)]
-        weights = filters.astype(compute).reshape(self.group, filters.shape[0] // self.group, -1)
+            return [_to_type(result.reshape(n, filters.shape[0], *out), element_type.storage)]
+        weights = filters.astype(compute).reshape(filters.shape[0], -1, taps)
+        masks = None if mask is None else mask.astype(F32).reshape(n, self.deformable_group, taps, positions)
         for item in range(n):
-            columns = self.columns(x[item], offsets[item], None if mask is None else mask[item], filters.shape[2:],
-                                   begins, out).astype(compute, copy=False)
-            columns = columns.reshape(self.group, -1, positions)  # [G, Cg * taps, P]
-            result[item] = np.matmul(weights, columns).reshape(filters.shape[0], positions)
-        return [_to_type(result.reshape(n, filters.shape[0], *out), out_infos[0].type.storage)]
+            samples = self.columns(x[item], offsets[item], filters.shape[2:], begins, out, narrow)  # [C, taps, P]
+            item_mask = None if masks is None else masks[item]
+            if narrow is not None:
+                result[item] = self.accumulate_narrow(samples, item_mask, weights, narrow)
+                continue
+            if item_mask is not None:
+                groups = self.deformable_group
+                samples = (samples.reshape(groups, -1, taps, positions) * item_mask[:, None]).reshape(samples.shape)
+            columns = samples.astype(compute, copy=False).reshape(self.group, -1, positions)  # [G, Cg * taps, P]
+            result[item] = np.matmul(weights.reshape(self.group, filters.shape[0] // self.group, -1),
+                                     columns).reshape(filters.shape[0], positions)
+        return [_to_type(result.reshape(n, filters.shape[0], *out), element_type.storage)]
 
-    def columns(self, x, offsets, mask, kernel, begins, out):
-        """[C, taps, P]: the (masked) bilinear sample each input channel gives each kernel tap at each output
-        position, as OpenVINO's reference samples it (in f32)."""
+    def accumulate_narrow(self, samples, mask, weights, rounded):
+        """OpenVINO's reference for f16/bf16: each term sample * filter * mask rounded to the type after every
+        product, summed one term at a time in the type, input channel by input channel, tap by tap."""
+        channels, taps, positions = samples.shape
+        out_channels = weights.shape[0]
+        per_group, per_deformable = out_channels // self.group, channels // self.deformable_group
+        in_per_group = channels // self.group
+        result = np.zeros((out_channels, positions), dtype=F32)
+        for group in range(self.group):
+            outputs = slice(group * per_group, (group + 1) * per_group)
+            total = np.zeros((per_group, positions), dtype=F32)
+            for local in range(in_per_group):
+                channel = group * in_per_group + local
+                for tap in range(taps):
+                    term = rounded(samples[channel, tap][None, :] * weights[outputs, local, tap][:, None])
+                    if mask is not None:
+                        term = rounded(term * mask[channel // per_deformable, tap][None, :])
+                    total = rounded(total + term)
+            result[outputs] = total
+        return result
+
+    def columns(self, x, offsets, kernel, begins, out, narrow):
+        """[C, taps, P]: the bilinear sample each input channel gives each kernel tap at each output position,
+        as OpenVINO's reference samples it: positions in the data type (f32 for f32 and f64 inputs' sampling),
+        interpolation in f32, the sample rounded to f16/bf16 for those types."""
         channels, height, width = x.shape
         groups = self.deformable_group
         taps, positions = kernel[0] * kernel[1], out[0] * out[1]
         planes = x.astype(F32).reshape(groups, channels // groups, height * width)
-        shifts = offsets.astype(F32).reshape(groups, taps, 2, positions)
-        weights = None if mask is None else mask.astype(F32).reshape(groups, taps, positions)
+        shifts = offsets.astype(np.float64 if offsets.dtype == np.float64 else F32).reshape(groups, taps, 2,
+                                                                                            positions)
         rows = (np.arange(out[0]) * self.strides[0] - begins[0])[:, None]
         cols = (np.arange(out[1]) * self.strides[1] - begins[1])[None, :]
         result = np.empty((channels, taps, positions), dtype=F32)
         for tap, (ky, kx) in enumerate(itertools.product(range(kernel[0]), range(kernel[1]))):
             base_y = np.broadcast_to(rows + ky * self.dilations[0], out).reshape(-1)
             base_x = np.broadcast_to(cols + kx * self.dilations[1], out).reshape(-1)
-            y = base_y.astype(F32) + shifts[:, tap, 0]  # [G, P]
-            x_pos = base_x.astype(F32) + shifts[:, tap, 1]
+            y = (base_y.astype(shifts.dtype) + shifts[:, tap, 0]).astype(F32)  # [G, P]
+            x_pos = (base_x.astype(shifts.dtype) + shifts[:, tap, 1]).astype(F32)
+            if narrow is not None:
+                y, x_pos = narrow(y), narrow(x_pos)
             sample = self.bilinear(planes, y, x_pos, height, width)  # [G, Cg, P]
-            if weights is not None:
-                sample = sample * weights[:, tap][:, None]
+            if narrow is not None:
+                sample = narrow(sample)
             result[:, tap] = sample.reshape(channels, positions)
         return result
 
