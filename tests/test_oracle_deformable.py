@@ -453,3 +453,74 @@ def test_deformable_convolution_matches_the_reference_kernel_transcribed(dtype):
             assert_same([got], [expected], context=context)
         else:  # irrun contracts with one matmul (another summation order)
             assert_same([got], [expected], atol=tolerance(channels // group * taps), context=context)
+
+
+def reference_psroi(x, rois, offsets, output_dim, scale, group_size, bins_x, bins_y, trans_std, part_size, T):
+    """A literal scalar transcription of OpenVINO's deformable_psroi_pooling reference kernel
+    (src/core/reference/include/openvino/reference/deformable_psroi_pooling.hpp): coordinates in f32,
+    interpolation and sums in the data type T."""
+    _, channels, height, width = x.shape
+    f = np.float32
+    result = np.zeros((len(rois), output_dim, group_size, group_size), T)
+    for r, roi in enumerate(rois):
+        batch = int(roi[0])
+        if batch < 0:
+            continue
+        rnd = [f(np.sign(v) * np.floor(abs(float(v)) + 0.5)) for v in roi[1:]]
+        x1, y1 = rnd[0] * f(scale) - f(0.5), rnd[1] * f(scale) - f(0.5)
+        x2, y2 = (rnd[2] + f(1)) * f(scale) - f(0.5), (rnd[3] + f(1)) * f(scale) - f(0.5)
+        roi_w, roi_h = max(x2 - x1, f(0.1)), max(y2 - y1, f(0.1))
+        bin_w, bin_h = roi_w / f(group_size), roi_h / f(group_size)
+        c_in = 0
+        for c, h, w in itertools.product(range(output_dim), range(group_size), range(group_size)):
+            bx, by = x1 + f(w) * bin_w, y1 + f(h) * bin_h
+            if offsets is not None:
+                coords = offsets.shape[1] // 2
+                cls = c // (output_dim // coords)
+                ph, pw = h * part_size // group_size, w * part_size // group_size
+                ox = T(T(offsets[r, 2 * cls, ph, pw]) * T(trans_std))
+                oy = T(T(offsets[r, 2 * cls + 1, ph, pw]) * T(trans_std))
+                bx, by = bx + f(ox) * roi_w, by + f(oy) * roi_h
+            sub_w, sub_h = bin_w / f(bins_x), bin_h / f(bins_y)
+            total, count = T(0), 0
+            for sy in range(bins_y):
+                yy = by + f(sy) * sub_h
+                if yy < -0.5 or yy > height - 0.5:
+                    continue
+                for sx in range(bins_x):
+                    xx = bx + f(sx) * sub_w
+                    if xx < -0.5 or xx > width - 0.5:
+                        continue
+                    xc, yc = min(max(xx, f(0)), f(width - 1)), min(max(yy, f(0)), f(height - 1))
+                    left, right = int(np.floor(xc)), int(np.ceil(xc))
+                    top, bottom = int(np.floor(yc)), int(np.ceil(yc))
+                    plane = x[batch, c_in]
+                    dx, dy = T(abs(xc - f(left))), T(abs(yc - f(top)))
+                    top_v = T(plane[top, left] + T(T(plane[top, right] - plane[top, left]) * dx))
+                    bottom_v = T(plane[bottom, left] + T(T(plane[bottom, right] - plane[bottom, left]) * dx))
+                    total = T(total + T(top_v + T(T(bottom_v - top_v) * dy)))
+                    count += 1
+            if count:
+                result[r, c, h, w] = T(total / T(count))
+            c_in += 1
+    return result
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_deformable_psroi_matches_the_reference_kernel_transcribed(dtype):
+    rng = np.random.default_rng(350 + (dtype == np.float16))
+    for case in range(4):
+        cfg = psroi_case(rng, case + 1)  # cases 1, 2 and 4 have offsets
+        x, rois, offsets = cfg["x"].astype(dtype), cfg["rois"].astype(dtype), cfg["offsets"]
+        inputs = {"x": x, "rois": rois}
+        if offsets is not None:
+            offsets = offsets.astype(dtype)
+            inputs["offsets"] = offsets
+        attrs = {k: cfg[k] for k in ("spatial_bins_x", "spatial_bins_y", "trans_std", "part_size")}
+        built = build(lambda p: opset1.deformable_psroi_pooling(p["x"], p["rois"], cfg["output_dim"],
+                                                                cfg["spatial_scale"], cfg["group_size"],
+                                                                offsets=p.get("offsets"), **attrs), inputs)
+        expected = reference_psroi(x, rois, offsets, cfg["output_dim"], cfg["spatial_scale"], cfg["group_size"],
+                                   attrs["spatial_bins_x"], attrs["spatial_bins_y"], attrs["trans_std"],
+                                   attrs["part_size"], dtype)
+        assert_same(run_irrun(built), [expected], built.output_names, context=f"case {case}: {attrs}")

@@ -326,9 +326,14 @@ class DeformablePSROIPooling1(Op):
         groups, bins_y, bins_x = self.group_size, self.spatial_bins_y, self.spatial_bins_x
         per_roi = self.output_dim * groups * groups * bins_y * bins_x
         self.reserve(4 * 16 * per_roi * max(1, len(rois)), "deformable PSROI samples")
-        return [self.pool(features, rois.astype(F32), batch_ids, offsets).astype(out_infos[0].type.storage)]
+        element_type = out_infos[0].type
+        rounded = _ROUNDERS.get(element_type.name, lambda values: values)
+        result = self.pool(features, rois.astype(F32), batch_ids, offsets, rounded)
+        return [_to_type(result, element_type.storage)]
 
-    def pool(self, features, rois, batch_ids, offsets):
+    def pool(self, features, rois, batch_ids, offsets, rounded):
+        """As OpenVINO's reference: coordinates in f32, interpolation and the running sum in the data type
+        (`rounded` rounds f32 values to f16 / bf16 after every operation)."""
         _, channels, height, width = features.shape
         count, dim, groups = len(rois), self.output_dim, self.group_size
         scale = F32(self.spatial_scale)
@@ -348,7 +353,8 @@ class DeformablePSROIPooling1(Op):
             part = self.part_size
             cls = np.arange(dim) // (dim // classes)
             cell_part = np.arange(groups) * part // groups
-            shift = offsets.astype(F32).reshape(count, classes, 2, part, part) * F32(self.trans_std)
+            shift = rounded(offsets.astype(F32).reshape(count, classes, 2, part, part) *
+                            rounded(np.asarray(self.trans_std, F32)))
             shift = shift[:, cls][:, :, :, cell_part][:, :, :, :, cell_part]  # [R, C, 2, gh, gw]
             start_x = start_x + shift[:, :, 0] * roi_w[:, None, None, None]
             start_y = start_y + shift[:, :, 1] * roi_h[:, None, None, None]
@@ -364,21 +370,25 @@ class DeformablePSROIPooling1(Op):
         ys = np.clip(ys, F32(0), F32(height - 1))
         left, top = np.floor(xs), np.floor(ys)
         right, bottom = np.ceil(xs), np.ceil(ys)
-        dx, dy = np.abs(xs - left), np.abs(ys - top)
+        dx, dy = rounded(np.abs(xs - left)), rounded(np.abs(ys - top))
         channel = (np.arange(dim)[:, None, None] * groups + np.arange(groups)[:, None]) * groups + np.arange(groups)
         plane = (np.maximum(batch_ids, 0)[:, None, None, None] * channels + channel)[..., None, None]
-        flat = features.astype(F32).reshape(-1)
+        compute = np.float64 if features.dtype == np.float64 else F32
+        flat = features.astype(compute).reshape(-1)
 
         def sample(row, col):
             return flat[((plane * height + row.astype(np.int64)) * width + col.astype(np.int64))]
 
-        top_value = sample(top, left)
-        top_value = top_value + (sample(top, right) - top_value) * dx
-        bottom_value = sample(bottom, left)
-        bottom_value = bottom_value + (sample(bottom, right) - bottom_value) * dx
-        value = top_value + (bottom_value - top_value) * dy
-        total = np.where(valid, value, F32(0)).sum(axis=(-2, -1), dtype=F32)
+        def lerp(a, b, t):
+            return rounded(a + rounded(rounded(b - a) * t))
+
+        top_value = lerp(sample(top, left), sample(top, right), dx)
+        bottom_value = lerp(sample(bottom, left), sample(bottom, right), dx)
+        value = np.where(valid, lerp(top_value, bottom_value, dy), 0)
+        total = np.zeros(value.shape[:-2], dtype=compute)
+        for sub_y, sub_x in itertools.product(range(value.shape[-2]), range(value.shape[-1])):
+            total = rounded(total + value[..., sub_y, sub_x])  # the reference's running sum, in its order
         counted = valid.sum(axis=(-2, -1))
-        result = np.where(counted > 0, total / np.maximum(counted, 1).astype(F32), F32(0))
+        result = np.where(counted > 0, rounded(total / np.maximum(counted, 1).astype(compute)), 0)
         result[batch_ids < 0] = 0
         return result
