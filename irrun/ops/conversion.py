@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from ..ir.narrow_floats import NARROW_FLOATS, nf4_to_bf16, round_to
 from ..ir.types import ElementType
 from .attrs import Type
 from .registry import Op, TensorInfo, op
@@ -15,14 +16,22 @@ def convert_array(x: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarr
     if dst.name == "boolean":
         return x != 0
     if dst.name == "bf16":
+        if src.name == "nf4":
+            return nf4_to_bf16(x)
         return round_to_bf16(x.astype(np.float32))
+    if dst.name in NARROW_FLOATS:  # through float32, as OpenVINO's narrow types are built from a float
+        with np.errstate(over="ignore", invalid="ignore"):
+            return round_to(x.astype(np.float32), dst.name)
     if src.is_float and dst.is_integer:
-        wide = np.int64 if dst.bits == 64 else np.int32
+        # f8 values reach u32 through a 64-bit conversion (NaN and infinities give 0)
+        wide = np.int64 if dst.bits == 64 or (dst.name == "u32" and src.name in NARROW_FLOATS) else np.int32
         with np.errstate(invalid="ignore", over="ignore"):
             truncated = np.trunc(x.astype(np.float64))
             limits = np.iinfo(wide)
             in_range = (truncated >= limits.min) & (truncated <= limits.max)
             as_int = np.where(in_range, truncated, limits.min).astype(wide)
+        if dst.name == "u64" and src.name in NARROW_FLOATS:  # C's float -> uint64: +inf - 2**63 wraps to 0
+            as_int = np.where(x == np.inf, 0, as_int)
         return _wrap(as_int, dst)
     with np.errstate(over="ignore", invalid="ignore"):
         return _wrap(x, dst) if dst.is_integer else x.astype(dst.storage)
