@@ -169,3 +169,42 @@ NF4_TO_BF16 = (_NF4_BF16_BITS << np.uint32(16)).view(np.float32)
 def nf4_to_bf16(x: np.ndarray) -> np.ndarray:
     """nf4 values (widened) as OpenVINO converts them to bf16."""
     return NF4_TO_BF16[nf4_codes(x)]
+
+
+# ---------------------------------------------------------------- FakeConvert's f8 emulation on float16
+
+def fake_f8e4m3_on_f16(half: np.ndarray) -> np.ndarray:
+    """FakeConvert's f8e4m3 rounding of float16 bits (OpenVINO's emulate_f8e4m3_on_fp16), not Convert's:
+    |x| < 2**-9 flushes to zero; magnitudes from 448 up, infinities and NaN saturate to +-448; the mantissa
+    is rounded to three bits half to even (below 480); f8 subnormals are then truncated to their
+    shorter mantissa."""
+    half = half.astype(np.int32)
+    magnitude = np.abs(half.astype(np.uint16).view(np.float16).astype(np.float32))
+    half = np.where(magnitude < 2.0 ** -9, 0, half)  # NaN compares false: kept
+    exp = ((half & 0x7C00) >> 10) - 15
+    sign = half & 0x8000
+    mant = half & 0x3FF
+    can_round = (half & 0x7FFF) < 0x5F80
+    special = ((half & 0x7C00) == 0x7C00) | (exp > 8)
+    mant = np.where(exp > 8, 0x300, np.where(exp < -9, 0, mant))
+    exp = np.where(exp > 8, 8, np.where(exp < -9, -15, exp))
+    mant = np.where((exp == 8) & (mant >= 0x300), 0x300, mant)
+    up = ((mant & 0x7F) > 0x40) | ((mant & 0xC0) == 0xC0)
+    mant = mant + ((~special & can_round & up).astype(np.int32) << 7)
+    dshift = np.where(exp < -6, -6 - exp, 0)
+    mant = ((mant >> dshift) & 0xFF80) << dshift
+    return ((mant + ((exp + 15) << 10)) | sign).astype(np.uint16)
+
+
+def fake_f8e5m2_on_f16(half: np.ndarray) -> np.ndarray:
+    """FakeConvert's f8e5m2 rounding of float16 bits (OpenVINO's emulate_f8e5m2_on_fp16): the top byte,
+    rounded half to even; magnitudes from 57344 up and infinities saturate to +-57344; NaN stays NaN."""
+    half = half.astype(np.uint32)
+    can_round = (half & _U32(0x7F00)) < _U32(0x7B00)
+    finite = (half & _U32(0x7C00)) != _U32(0x7C00)
+    up = ((half & _U32(0xFF)) > _U32(0x80)) | ((half & _U32(0x180)) == _U32(0x180))
+    half = half + ((can_round & finite & up).astype(np.uint32) << _U32(8))
+    magnitude = half & _U32(0x7FFF)
+    saturate = (magnitude > _U32(0x7B00)) & (magnitude <= _U32(0x7C00))  # not NaN
+    half = np.where(saturate, (half & _U32(0x8000)) | _U32(0x7B00), half)
+    return (half & _U32(0xFF00)).astype(np.uint16)

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     convolution,
     detection,
     embedding,
+    fake_convert,
     indexing,
     infrastructure,
     interpolate,
