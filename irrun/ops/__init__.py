@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     pooling,
     proposals,
     quantization,
+    random,
     reduction,
     roi_pooling,
     sampling,
