@@ -28,5 +28,6 @@ from . import (  # noqa: F401
     scatter,
     sequence,
     shape_ops,
+    strings,
 )
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401
