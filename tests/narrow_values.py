@@ -24,7 +24,7 @@ def code_values() -> np.ndarray:
     return np.unique(np.concatenate(tables)).astype(np.float32)
 
 
-def float_corners(rng, count=20000) -> np.ndarray:
+def float_corners(rng, count=5000) -> np.ndarray:
     """float64 values: every narrow code value, the midpoints between neighbours (exact ties) and the
     float32 values either side of them, overflow and underflow edges, signed zeros, infinities, NaN, float32
     subnormals and extremes, random bit patterns and random values at many scales."""

@@ -35,22 +35,22 @@ SHAPES = [(0,), (1,), (3,), (2, 3), (5, 7), (4, 1, 9)]
 @pytest.mark.parametrize("alignment", ["tensorflow", "pytorch"])
 @pytest.mark.parametrize("name", ["f16", "f32", "f64", "i32", "i64"])
 def test_random_uniform_reference(tmp_path, alignment, name):
-    case = 0
-    for low, high in RANGES[name]:
-        for global_seed, op_seed in SEEDS:
-            shape = SHAPES[case % len(SHAPES)]
-            case += 1
-            dtype = NP[name]
+    """One saved model per type and alignment, one RandomUniform per (range, seeds, shape) case."""
+    dtype = NP[name]
+    cases = [(low, high, seeds, SHAPES[i % len(SHAPES)]) for i, (low, high, seeds) in enumerate(
+        (low, high, seeds) for low, high in RANGES[name] for seeds in SEEDS)]
 
-            def make(p, low=low, high=high, gs=global_seed, os_=op_seed):
-                node = opset8.random_uniform(p["shape"], O.constant(np.array(low, dtype)),
-                                             O.constant(np.array(high, dtype)), name, gs, os_)
-                node.set_attribute("alignment", alignment)
-                return node
+    def make(p):
+        nodes = []
+        for low, high, (global_seed, op_seed), shape in cases:
+            node = opset8.random_uniform(O.constant(np.array(shape, np.int64)), O.constant(np.array(low, dtype)),
+                                         O.constant(np.array(high, dtype)), name, global_seed, op_seed)
+            node.set_attribute("alignment", alignment)
+            nodes.append(node.output(0))
+        return nodes
 
-            built = O.build(make, {"shape": np.array(shape, np.int64)}, tmp_path / str(case))
-            O.assert_same(O.run_irrun(built), O.run_reference(built), built.output_names,
-                          context=f"{alignment} {name} [{low}, {high}) seeds {global_seed},{op_seed} {shape}")
+    built = O.build(make, {}, tmp_path)
+    O.assert_same(O.run_irrun(built), O.run_reference(built), built.output_names, context=f"{alignment} {name}")
 
 
 def evaluate_random_uniform(count, name, low, high, global_seed, op_seed, alignment):
