@@ -13,17 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..ir.narrow_floats import f16_bits, fake_f8e4m3_on_f16, fake_f8e5m2_on_f16
+from ..ir.narrow_floats import f16_bits, fake_f8e4m3_on_f16, fake_f8e5m2_on_f16, ov_bf16
 from .attrs import Str
 from .registry import Op, TensorInfo, op
-
-def ov_bf16(x: np.ndarray) -> np.ndarray:
-    """float32 -> bfloat16 as ov::bfloat16's arithmetic rounds: half an ulp is added only when the kept
-    last bit is odd, so a value whose kept bit is even is truncated (112.34 -> 112.0, not 112.5)."""
-    bits = np.require(x, dtype=np.float32).view(np.uint32)
-    rounded = ((bits + ((bits & np.uint32(0x10000)) >> np.uint32(1))) & np.uint32(0xFFFF0000)).view(np.float32)
-    return np.where(np.isnan(x), x, rounded)
-
 
 _EMULATE = {"f8e4m3": fake_f8e4m3_on_f16, "f8e5m2": fake_f8e5m2_on_f16}
 

@@ -14,10 +14,9 @@ import numpy as np
 
 from ..errors import ShapeError
 from .attrs import Bool, Enum, Int, Type
-from .fake_convert import ov_bf16
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, numel
-from ..ir.narrow_floats import f16_bits
+from ..ir.narrow_floats import f16_bits, ov_bf16
 
 _M32 = np.uint64(0xFFFFFFFF)
 _MUL_N, _MUL_COUNTER = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
