@@ -227,7 +227,8 @@ class _Checker:
             self.add(WARNING, "attr.unknown", f"unknown attribute '{name}' (OpenVINO ignores it)", ref)
         if node.op is None and not node.invalid and not live:
             self.report(unsupported_error(node, self.file))  # live layers are reported by build_graph
-        if node.ref.type == "Constant" and node.op is not None and node.op.element_type.storage is not None:
+        if node.ref.type == "Constant" and node.op is not None and node.op.element_type.storage is not None \
+                and node.op.element_type.name != "string":  # a string Const's size depends on its strings
             needed = node.op.element_type.nbytes(numel(node.op.shape))
             if node.op.size > needed:
                 self.add(WARNING, "const.size.extra", f"size {node.op.size} is more than the {needed} bytes "

@@ -360,8 +360,8 @@ def _(p):
 
 @defect("Const element type string")
 def _(p):
-    p.layer("sizes").find("data").set("element_type", "string")
-    return "const.type", "sizes"
+    p.layer("sizes").find("data").set("element_type", "string")  # i64 data read as a string Const's header
+    return "const.weights", "sizes"
 
 
 @defect("Const shape negative")

@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     detection,
     embedding,
     experimental_detectron,
+    fake_convert,
     fft,
     gather_scatter_nd,
     generate_proposals,
@@ -31,6 +32,7 @@ from . import (  # noqa: F401
     pooling,
     proposals,
     quantization,
+    random,
     reduction,
     roi_pooling,
     rotated,
@@ -41,6 +43,7 @@ from . import (  # noqa: F401
     shape_ops,
     sorting,
     state,
+    strings,
     tensor_misc,
 )
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401
