@@ -8,6 +8,8 @@ import numpy as np
 
 from .budget import Budget
 from .errors import ExecutionError, InputError, IRError, ShapeError
+from .decompression import Decompression
+from .folding import WideValues
 from .graph import Graph, Node, build_graph
 from .ir.types import ElementType
 from .ir.weights import WeightsFile
@@ -56,6 +58,7 @@ class Model:
         self.infos: dict[tuple[str, int], TensorInfo] = {}
         self._consumers = graph.consumers()
         self._unused = self._unused_outputs()
+        self.decompression = Decompression(graph)
         with np.errstate(all="ignore"):
             self._infer_at_load()
         self._results_read = {graph.nodes[r].inputs[0] for r in graph.results}  # inference checked they exist
@@ -67,16 +70,25 @@ class Model:
     def _infer_at_load(self) -> None:
         """Infer every live layer from the declared inputs; layers whose inputs are all constant are
         computed here once (f16 Const -> Convert, shape arithmetic) and not on every run."""
+        wide = WideValues()
+        remaining = dict(self._consumers)
         for layer_id in self.graph.order:
             node = self.graph.nodes[layer_id]
             in_infos = [self.infos[source] for source in node.inputs]
-            out_infos = self._infer(node, in_infos)
+            if layer_id in self.decompression.codes:
+                out_infos = [self.decompression.codes_info(node)]
+            else:
+                out_infos = self._infer(node, in_infos)
             if node.op.foldable and node.ref.type != "Constant" and in_infos and all(
                     i.value is not None for i in in_infos):
-                values = self._execute(node, [i.value for i in in_infos], in_infos, out_infos)
-                out_infos = [TensorInfo(info.shape, info.type, value) for info, value in zip(out_infos, values)]
+                out_infos = wide.fold(node, in_infos, out_infos, lambda *args: self._execute(node, *args))
             for index, info in enumerate(out_infos):
                 self.infos[(layer_id, index)] = info
+            for source in node.inputs:
+                remaining[source] -= 1
+                if not remaining[source]:
+                    wide.forget(source)
+        self.decompression.bind(self.infos, self.budget)
 
     def _unused_outputs(self) -> dict[str, frozenset]:
         """Per live layer, the outputs no live layer reads and no Result returns (e.g. MaxPool indices a
@@ -154,12 +166,17 @@ class Model:
                 if observer:
                     observer(node, [values[(layer_id, i)] for i in range(len(node.layer.outputs) or 1)], 0.0)
                 continue
-            in_arrays = [values[source] for source in node.inputs]
-            in_infos = [infos[source] for source in node.inputs]
+            if layer_id in self.decompression.absorbed:
+                continue
+            in_arrays = [values.get(source) for source in node.inputs]
+            in_infos = [infos.get(source) or self.infos[source] for source in node.inputs]
             out_infos = self._infer(node, in_infos)
             node.op.unused_outputs = frozenset() if observer else self._unused[layer_id]
             started = time.perf_counter()
-            out_arrays = self._execute(node, in_arrays, in_infos, out_infos)
+            if layer_id in self.decompression.readers:
+                out_arrays = self._execute(node, in_arrays, in_infos, out_infos, self.decompression.run)
+            else:
+                out_arrays = self._execute(node, in_arrays, in_infos, out_infos)
             if observer:
                 observer(node, out_arrays, time.perf_counter() - started)
             for index, (info, array) in enumerate(zip(out_infos, out_arrays)):
@@ -167,14 +184,14 @@ class Model:
                 infos[(layer_id, index)] = TensorInfo(info.shape, info.type, array)
             for source in node.inputs:
                 remaining[source] -= 1
-                if remaining[source] == 0 and source not in keep:
+                if remaining[source] == 0 and source not in keep and source in values:
                     freed = values.pop(source)
                     infos.pop(source)
                     if self.infos.get(source) is None or self.infos[source].value is None:
                         self.budget.live -= freed.nbytes
         return {desc.name: values[self.graph.nodes[r].inputs[0]] for desc, r in zip(self.outputs, self.graph.results)}
 
-    def _execute(self, node: Node, in_arrays, in_infos, out_infos) -> list[np.ndarray]:
+    def _execute(self, node: Node, in_arrays, in_infos, out_infos, fused=None) -> list[np.ndarray]:
         for index, info in enumerate(out_infos):
             if not info.is_static:
                 raise ExecutionError(f"output {index} shape {shape_str(info.shape)} is not known at run time",
@@ -186,7 +203,10 @@ class Model:
                 except IRError as exc:
                     raise exc.located(file=self.path, layer=node.ref) from None
         try:
-            outputs = node.op.run(in_arrays, in_infos, out_infos)
+            if fused is not None:
+                outputs = fused(node, in_arrays, in_infos, out_infos, self.budget)
+            else:
+                outputs = node.op.run(in_arrays, in_infos, out_infos)
         except IRError as exc:
             raise exc.located(file=self.path, layer=node.ref) from None
         except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
