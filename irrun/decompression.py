@@ -37,6 +37,7 @@ from .ir.types import ElementType
 from .ir.weights import decode
 from .ops.conversion import convert_array
 from .ops.registry import TensorInfo
+from .plan import KERNEL, REWRITES, Step
 
 HEAD_TYPES_MAX_BITS = 8
 ELEMENTWISE = ("Convert", "Subtract", "Multiply", "Add")
@@ -402,17 +403,40 @@ class Decompression:
                 used += weight.nbytes
         self.cached_bytes = used
 
-    def run(self, node, in_arrays, in_infos, out_infos, budget) -> list[np.ndarray]:
-        """The reader `node` computed from its compressed weight (its input from the chain is None)."""
+    def kernel(self, node, budget):
+        """The kernel of a fused step: reader `node` computed from its compressed weight (its input from
+        the chain is an empty slot)."""
         chain = self.readers[node.id]
         weight = self.weights[chain.output]
         index = node.inputs.index(chain.output)
         w_info = TensorInfo(weight.shape, weight.infos[chain.output].type)
-        in_infos = list(in_infos)
-        in_infos[index] = w_info
-        if node.ref.type == "Gather":
-            return fused_gather(node.op, weight, in_arrays, in_infos, out_infos)
-        return fused_matmul(node.op, weight, in_arrays[0], in_infos, out_infos, budget)
+
+        def run(arrays, in_infos, out_infos):
+            in_infos = list(in_infos)
+            in_infos[index] = w_info
+            if node.ref.type == "Gather":
+                return fused_gather(node.op, weight, arrays, in_infos, out_infos)
+            return fused_matmul(node.op, weight, arrays[0], in_infos, out_infos, budget)
+
+        return run
+
+
+def fuse_readers(plan) -> None:
+    """The plan rewrite: each MatMul/Gather reading a decompression chain becomes a fused step."""
+    decompression = getattr(plan.model, "decompression", None)
+    if not decompression or not decompression.readers:
+        return
+    for step in list(plan.steps):
+        if step.kind == KERNEL and step.node.id in decompression.readers:
+            weight = decompression.weights[decompression.readers[step.node.id].output]
+            how = "cached" if weight.cached is not None else "streamed"
+            fused = Step(KERNEL, step.node, step.inputs, step.outputs, step.in_infos, step.out_infos,
+                         kernel=decompression.kernel(step.node, plan.model.budget), dynamic=step.dynamic,
+                         label=f"{step.name} + decompression ({weight.codes_type.name}, {how})")
+            plan.replace([step], fused)
+
+
+REWRITES.append(fuse_readers)
 
 
 def _bin_size(graph) -> int:
