@@ -41,6 +41,7 @@ from .plan import KERNEL, REWRITES, Step
 
 HEAD_TYPES_MAX_BITS = 8
 ELEMENTWISE = ("Convert", "Subtract", "Multiply", "Add")
+LOOKUP_ELEMENTS = 1 << 18  # weight elements decompressed per table lookup (tables stay cache-sized)
 
 
 @dataclass
@@ -69,8 +70,10 @@ def find_chains(graph) -> list[Chain]:
     for layer_id in graph.order:
         for index, source in enumerate(graph.nodes[layer_id].inputs):
             readers.setdefault(source, []).append((layer_id, index))
-    chains, seen = [], set()
-    for layer_id in graph.order:
+    chains, seen, absorbed = [], set(), set()
+    for layer_id in reversed(graph.order):  # readers nearest the outputs first: a codebook's own Gather
+        if layer_id in absorbed:            # is then part of a chain, not a reader of one
+            continue
         node = graph.nodes[layer_id]
         for index, source in enumerate(node.inputs):
             if source is None or source in seen or not _fusable_reader(graph, node, index):
@@ -79,6 +82,8 @@ def find_chains(graph) -> list[Chain]:
             if chain is not None and all(_fusable_reader(graph, graph.nodes[r], i) for r, i in chain.consumers):
                 chains.append(chain)
                 seen.add(source)
+                absorbed.update(chain.absorbed)
+    chains.reverse()
     return chains
 
 
@@ -243,9 +248,26 @@ class CompressedWeight:
         """Rows `index` (a slice or an index array, along the leading axis) of the chain's output."""
         if self.cached is not None:
             return self.cached[index]
+        if isinstance(index, slice):
+            start, stop, _ = index.indices(self.num_rows)
+            step = max(1, LOOKUP_ELEMENTS // max(1, int(np.prod(self.codes_shape[1:]))))
+            if stop - start > step:  # sub-blocks whose tables stay in the processor's cache
+                out = np.empty((stop - start,) + self.shape[1:], dtype=self.dtype)
+                for first in range(start, stop, step):
+                    last = min(stop, first + step)
+                    out[first - start:last - start] = self._rows(slice(first, last))
+                return out
+        return self._rows(index)
+
+    def _rows(self, index) -> np.ndarray:
         codes = self._codes(index)
         table, table_type = self._table(index)           # [rows, groups..., alphabet]
-        values = np.take_along_axis(table, codes.astype(np.intp), axis=-1)
+        count = table.shape[-1]
+        table = np.broadcast_to(table, codes.shape[:-1] + (count,))
+        groups = int(np.prod(table.shape[:-1]))
+        flat = codes.reshape(groups, -1).astype(np.int32)
+        flat += (np.arange(groups, dtype=np.int32) * count)[:, None]
+        values = np.take(np.ascontiguousarray(table).reshape(-1), flat).reshape(codes.shape)
         return self._tail(values, table_type)
 
     # -- pieces
@@ -297,11 +319,18 @@ class CompressedWeight:
             if node.ref.type == "Reshape":
                 values = values.reshape((rows,) + tuple(self.infos[(layer_id, 0)].shape[1:]))
                 continue
-            values = convert_array(values, F32 if wide else current, node.op.destination_type)
+            values = _cast(values, F32 if wide else current, node.op.destination_type)
             current, wide = node.op.destination_type, False
         if wide:
-            values = convert_array(values, F32, current)
+            values = _cast(values, F32, current)
         return np.ascontiguousarray(values, dtype=self.dtype)
+
+
+def _cast(values: np.ndarray, src, dst) -> np.ndarray:
+    """Convert, without the copy when the values already have the destination's float storage."""
+    if dst.is_float and dst.name != "bf16" and values.dtype == dst.storage:
+        return values
+    return convert_array(values, src, dst)
 
 
 def _side_rows(info: TensorInfo, index, rank: int, num_rows: int) -> TensorInfo:
