@@ -216,6 +216,7 @@ class CompressedWeight:
     infos: dict                      # (layer id, output) -> TensorInfo for the chain's layers and side inputs
     uses: int = 0
     cached: np.ndarray | None = None
+    table: tuple | None = None       # the kept lookup table and its declared type (streamed weights)
 
     @property
     def shape(self) -> tuple:
@@ -265,8 +266,8 @@ class CompressedWeight:
         count = table.shape[-1]
         table = np.broadcast_to(table, codes.shape[:-1] + (count,))
         groups = int(np.prod(table.shape[:-1]))
-        flat = codes.reshape(groups, -1).astype(np.int32)
-        flat += (np.arange(groups, dtype=np.int32) * count)[:, None]
+        flat = codes.reshape(groups, -1).astype(np.intp)  # take() would convert narrower indices itself
+        flat += (np.arange(groups, dtype=np.intp) * count)[:, None]
         values = np.take(np.ascontiguousarray(table).reshape(-1), flat).reshape(codes.shape)
         return self._tail(values, table_type)
 
@@ -282,9 +283,26 @@ class CompressedWeight:
         codes = _code_numbers(np.ascontiguousarray(picked).reshape(-1), et, count)
         return codes.reshape((picked.shape[0],) + tuple(shape[1:]))
 
+    def table_bytes(self) -> int:
+        """Bytes of the whole lookup table (rows x groups x code values, f32)."""
+        sides = [info.value.shape for source, info in self.infos.items()
+                 if info.value is not None and source[0] not in self.chain.layers and info.value.ndim]
+        rank = len(self.codes_shape)
+        groups = 1
+        for axis in range(rank - 1):
+            groups *= max([self.codes_shape[axis] if axis == 0 else 1] + [
+                shape[axis - rank + len(shape)] for shape in sides if axis - rank + len(shape) >= 0])
+        return groups * (1 << self.codes_type.bits) * 4
+
+    def keep_table(self) -> None:
+        """Compute the lookup table once and keep it (streaming then only unpacks and looks up)."""
+        self.table = self._table(slice(0, self.num_rows))
+
     def _table(self, index) -> tuple[np.ndarray, object]:
         """The chain (up to its Reshape) evaluated on every code value, per row and group: the values
         (unrounded f32 where the declared type is f16/bf16) and the declared type."""
+        if self.table is not None:
+            return self.table[0][index], self.table[1]
         alphabet = _alphabet(self.codes_type)
         count = len(alphabet)
         shape = self.codes_shape
@@ -421,15 +439,24 @@ class Decompression:
         self.plan_cache(budget)
 
     def plan_cache(self, budget) -> None:
-        """Keep decompressed copies of the most-read weights while they fit in the cache allowance: half
-        of what the budget leaves beside the mapped .bin (the rest is for activations and scratch)."""
-        bin_size = _bin_size(self.graph)
-        allowance = max(0, (budget.limit - bin_size) // 2)
-        used = sum(w.nbytes for w in self.weights.values() if w.cached is not None)
-        for weight in sorted(self.weights.values(), key=lambda w: (-w.uses, w.nbytes)):
-            if weight.cached is None and used + weight.nbytes <= allowance:
+        """Spend the cache allowance (half of what the budget leaves beside the mapped .bin; the rest is
+        for activations and scratch): first the lookup tables every streamed weight needs (about an eighth
+        of the f32 weight for 4-bit codes in groups of 128), then whole decompressed copies of the
+        most-read weights (smallest first among equals) while they fit; the rest streams."""
+        allowance = max(0, (budget.limit - _bin_size(self.graph)) // 2)
+        open_weights = [w for w in self.weights.values() if w.cached is None]
+        tables = {id(w): w.table_bytes() for w in open_weights}
+        used = sum(tables.values())
+        keep_tables = used <= allowance
+        if not keep_tables:
+            used, tables = 0, {key: 0 for key in tables}
+        for weight in sorted(open_weights, key=lambda w: (-w.uses, w.nbytes)):
+            extra = weight.nbytes - tables[id(weight)]
+            if used + extra <= allowance:
                 weight.cached = weight.full()
-                used += weight.nbytes
+                used += extra
+            elif keep_tables:
+                weight.keep_table()
         self.cached_bytes = used
 
     def kernel(self, node, budget):
