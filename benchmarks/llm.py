@@ -8,7 +8,7 @@ Make the models first (random weights, no network; written outside the repositor
 Every measurement runs in its own subprocess (peak RSS is that process's ru_maxrss): OpenVINO CPU with one
 thread (INFERENCE_NUM_THREADS=1) and f32 hints; irrun with its default memory budget (room to cache the
 decompressed weights) and, for compressed variants, with `--max-memory` = 2 x model.bin + 300 MB (weights
-streamed block by block). Reported: load time, prefill time for `--prompt` tokens, mean time per decoded
+streamed block by block), its BLAS limited to one thread as well (`--irrun-threads`). Reported: load time, prefill time for `--prompt` tokens, mean time per decoded
 token, peak RSS, the max logit difference from OpenVINO, and the ratios the issue sets targets for (a decode
 step within 20x OpenVINO single-thread with the small budget, within 3x with the default one). Timings
 depend on what else the machine runs: compare the ratios of one run.
@@ -97,7 +97,10 @@ def measure(runtime, model, max_memory, args, logits_path) -> dict:
                "--head-size", str(args.head_size)]
     if max_memory:
         command += ["--max-memory", str(max_memory)]
-    done = subprocess.run(command, capture_output=True, text=True)
+    env = dict(os.environ)
+    if runtime == "irrun" and args.irrun_threads:
+        env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(args.irrun_threads)
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -111,6 +114,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--kv-heads", type=int, default=16)
     parser.add_argument("--head-size", type=int, default=64)
+    parser.add_argument("--irrun-threads", type=int, default=1,
+                        help="BLAS threads for irrun (default 1, like OpenVINO here; 0: numpy's default)")
     parser.add_argument("--worker", choices=("irrun", "openvino"), help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--max-memory", type=int, help=argparse.SUPPRESS)

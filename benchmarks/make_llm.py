@@ -1,7 +1,8 @@
 """Make the Llama-shaped benchmark models (about 300M parameters, random weights) for benchmarks/llm.py.
 
 No network: the model is built from a LlamaConfig with random init, saved with save_pretrained and
-exported with optimum-intel, as an f16 variant and an int4 variant (NNCF, group size 128). The models are
+exported with optimum-intel, as an f32 variant, its f16 copy (f16 Consts + Convert, as `ov.save_model`
+compresses) and an int4 variant (NNCF, group size 128). The models are
 written to a cache directory outside the repository (default /tmp/irrun-llm-bench); never commit them.
 
     python benchmarks/make_llm.py [--out DIR] [--stateful]
@@ -29,7 +30,7 @@ def make(out: Path, stateful: bool) -> None:
         model.save_pretrained(source)
     suffix = "stateful" if stateful else "stateless"
     variants = {
-        f"f16-{suffix}": dict(load_in_8bit=False),
+        f"f32-{suffix}": dict(load_in_8bit=False),
         f"int4-{suffix}": dict(quantization_config=OVWeightQuantizationConfig(bits=4, group_size=128, sym=False,
                                                                               ratio=1.0)),
     }
@@ -41,6 +42,14 @@ def make(out: Path, stateful: bool) -> None:
                                                       use_cache=True, **options)
         exported.save_pretrained(target)
         print(name, os.path.getsize(target / "openvino_model.bin") / 1e6, "MB")
+    f16 = out / f"f16-{suffix}"
+    if not (f16 / "openvino_model.xml").exists():  # f16 Consts, each followed by a decompression Convert
+        import shutil
+        import openvino as ov
+        shutil.copytree(out / f"f32-{suffix}", f16, ignore=shutil.ignore_patterns("openvino_model.*"))
+        model = ov.Core().read_model(out / f"f32-{suffix}" / "openvino_model.xml")
+        ov.save_model(model, f16 / "openvino_model.xml", compress_to_fp16=True)
+        print(f16.name, os.path.getsize(f16 / "openvino_model.bin") / 1e6, "MB")
 
 
 def main() -> None:
