@@ -27,7 +27,7 @@ from .ops.shapes import numel, shape_str
 INPUT, CONSTANT, KERNEL, RESULT = "input", "constant", "kernel", "result"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Step:
     """One layer's work. `kernel(arrays, in_infos, out_infos) -> arrays` for kernel steps; a state step
     (`state` set: "read" or "write") gets the run's variables as a fourth argument."""
@@ -41,6 +41,7 @@ class Step:
     kernel: Callable | None = None
     dynamic: bool = False       # shapes are inferred again at run time from the input values
     state: str | None = None    # "read" / "write": reads or writes a variable of the run
+    variable: str | None = None  # that variable's id
     frees: tuple[int, ...] = ()  # slots nothing reads after this step
     out_bytes: int = 0          # static steps: bytes of the outputs allocated
     live: int = 0               # static plans: bytes of tensors alive when this step allocates
@@ -68,7 +69,9 @@ class Plan:
     inputs: tuple
     outputs: tuple
     infos: list                 # slot -> TensorInfo as planned (dynamic dims stay None)
+    state: dict = field(default_factory=dict)  # variable id -> shape, for the variables set
     static: bool = True         # no dynamic step: the memory figures below are exact
+    held: int = 0               # bytes alive throughout the run (the state's values)
     peak: int = 0
     kernels: list[Step] = field(default_factory=list)  # the kernel steps, what a run executes
     model: object = None        # the Model the plan belongs to, for rewrites that need its state
@@ -91,56 +94,72 @@ class Plan:
             if step is not new and step in self.steps:
                 self.steps.remove(step)
 
-    def finish(self, model_outputs: set, check_budget) -> None:
-        """Freeing points, memory figures and the kernel list. `check_budget(step, index, nbytes, live)` is called for
-        every output of a static step with the bytes alive before it (static plans only)."""
+    def prune(self) -> None:
+        """Drop kernel steps nothing needs: no model output, no state write and no needed step reads their
+        outputs (an init subgraph while its variable is set)."""
+        needed = set(self.outputs)
+        kept = []
+        for step in reversed(self.steps):
+            if step.kind == KERNEL and step.state != "write" and not needed.intersection(step.outputs):
+                continue
+            needed.update(step.inputs)
+            kept.append(step)
+        self.steps = kept[::-1]
+
+    def finish(self, model_outputs: set, limit: int, over_budget, held: int = 0) -> None:
+        """Freeing points, memory figures and the kernel list. In a static plan every output is checked against
+        the budget's `limit` with the bytes alive before it: `over_budget(step, index, nbytes, live)` raises.
+        `held`: bytes alive throughout (the variables' values)."""
+        steps = self.steps
         last_reader: dict[int, int] = {}
-        for index, step in enumerate(self.steps):
+        for index, step in enumerate(steps):
             for slot in step.inputs:
                 last_reader[slot] = index
-        kept = set(model_outputs) | {slot for slot, value in enumerate(self.initial) if value is not None}
-        frees: list[list[int]] = [[] for _ in self.steps]
-        for index, step in enumerate(self.steps):
-            if step.kind not in (KERNEL, INPUT):
-                continue
-            for slot in step.outputs:
-                if slot not in kept:  # nothing reads it: it dies right after the step that makes it
-                    frees[last_reader.get(slot, index)].append(slot)
-        self.static = not any(step.dynamic for step in self.steps)
-        live = peak = 0
-        for index, step in enumerate(self.steps):
+        kept = set(model_outputs)
+        kept.update(slot for slot, value in enumerate(self.initial) if value is not None)
+        frees: list[list[int]] = [[] for _ in steps]
+        for index, step in enumerate(steps):
+            if step.kind == KERNEL or step.kind == INPUT:
+                for slot in step.outputs:
+                    if slot not in kept:  # nothing reads it: it dies right after the step that makes it
+                        frees[last_reader.get(slot, index)].append(slot)
+        self.static = static = not any(step.dynamic for step in steps)
+        sizes = [0 if i is None or i.shape is None or None in i.shape else numel(i.shape) * i.type.storage.itemsize
+                 for i in self.infos]
+        self.held = held
+        live = peak = held
+        for index, step in enumerate(steps):
             step.frees = tuple(frees[index])
-            if step.kind == INPUT:
-                live += self.infos[step.outputs[0]].type.storage.itemsize * numel(self.infos[step.outputs[0]].shape) \
-                    if self.static else 0
-            if step.kind != KERNEL:
+            if step.kind == INPUT and static:
+                live += sizes[step.outputs[0]]
+            if step.kind != KERNEL or step.dynamic:
                 continue
-            if not step.dynamic:
-                step.expect = tuple((tuple(i.shape), i.type.storage) for i in step.out_infos)
-                sizes = [numel(i.shape) * i.type.storage.itemsize for i in step.out_infos]
-                step.out_bytes = sum(sizes)
-                if self.static:
-                    step.live = live
-                    for index, nbytes in enumerate(sizes):
-                        check_budget(step, index, nbytes, live)
-                        live += nbytes
-                    peak = max(peak, live)
-                    live -= sum(numel(self.infos[s].shape) * self.infos[s].type.storage.itemsize
-                                for s in step.frees)
+            step.expect = tuple((tuple(i.shape), i.type.storage) for i in step.out_infos)
+            step.out_bytes = sum(sizes[slot] for slot in step.outputs)
+            if static:
+                step.live = live
+                for port, slot in enumerate(step.outputs):
+                    if live + sizes[slot] > limit:
+                        over_budget(step, port, sizes[slot], live)
+                    live += sizes[slot]
+                peak = max(peak, live)
+                for slot in step.frees:
+                    live -= sizes[slot]
         self.peak = peak
         self.kernels = [step for step in self.steps if step.kind == KERNEL]
 
     def __str__(self) -> str:
         shapes = ", ".join(shape_str(s) if s is not None else "-" for s in self.signature)
         kind = f"static, peak {format_bytes(self.peak)}" if self.static else "dynamic steps re-inferred at run"
-        lines = [f"plan for inputs {shapes}: {len(self.kernels)} kernel steps of {len(self.steps)}, "
+        state = "".join(f", variable {k!r} {shape_str(v)}" for k, v in self.state.items())
+        lines = [f"plan for inputs {shapes}{state}: {len(self.kernels)} kernel steps of {len(self.steps)}, "
                  f"{self.slots} slots, {kind}"]
         for index, step in enumerate(self.steps):
             ins = ",".join(f"s{s}" for s in step.inputs)
             outs = ",".join(f"s{s}" for s in step.outputs)
             types = " ".join(f"{self.infos[s].type.name}{shape_str(self.infos[s].shape)}" for s in step.outputs
                              if self.infos[s] is not None and self.infos[s].shape is not None)
-            flags = (" dynamic" if step.dynamic else "") + (f" state:{step.state}" if step.state else "")
+            flags = (" dynamic" if step.dynamic else "") + (f" {step.state}:{step.variable}" if step.state else "")
             frees = f"  frees {','.join(f's{s}' for s in step.frees)}" if step.frees else ""
             lines.append(f"  {index:4d} {step.kind:8s} {step.name}  ({ins}) -> {outs} {types}{flags}{frees}")
         return "\n".join(lines)

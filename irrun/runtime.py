@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -12,11 +13,13 @@ from .decompression import Decompression
 from .errors import ExecutionError, InputError, IRError, ShapeError
 from .folding import WideValues
 from .graph import Graph, Node, build_graph
-from .ir.types import ElementType
+from .ir.types import ElementType, element_type, from_dtype
 from .ir.weights import WeightsFile
 from .ir.xml import read_xml
 from .ops import TensorInfo
 from .ops.registry import Context
+from .ops.state import WARNING_RULES as STATE_WARNINGS
+from .ops.state import AssignBase, ReadValueBase, graph_variables, variable_problems
 from .ops.shapes import numel, parse_dim, shape_str
 from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step
 
@@ -50,6 +53,27 @@ def result_names(graph: Graph, result_id: str) -> tuple[str, ...]:
     return tensor_names(graph, *node.inputs[0])
 
 
+def all_static(infos) -> bool:
+    for info in infos:
+        if info.shape is None or None in info.shape:
+            return False
+    return True
+
+
+def all_values(infos) -> bool:
+    for info in infos:
+        if info.value is None:
+            return False
+    return True
+
+
+def any_value(infos) -> bool:
+    for info in infos:
+        if info.value is not None:
+            return True
+    return False
+
+
 PLAN_CACHE_SIZE = 8    # plans kept per model, most recently used first out last
 FOLD_LIMIT = 1 << 20   # bytes: a plan computes a step whose inputs are all known while planning up to this size
 
@@ -72,6 +96,10 @@ class Model:
             self._infer_at_load()
         for layer_id in graph.order:
             graph.nodes[layer_id].op.unused_outputs = self._unused[layer_id]
+        self.variables = sorted(graph_variables(graph))  # variable ids: a model with any is stateful
+        for problem in variable_problems(graph, self.infos):
+            if problem.rule not in STATE_WARNINGS:
+                raise problem.located(file=self.path)
         self.inputs = [self._input_desc(pid) for pid in graph.parameters]
         self.outputs = self._output_descs()
         self._by_name: dict[str, str] = {}
@@ -156,9 +184,10 @@ class Model:
 
     # ------------------------------------------------------------ plans
 
-    def plan(self, shapes) -> Plan:
+    def plan(self, shapes, state=None) -> Plan:
         """The plan for inputs of these shapes: a dict by input name or a list in input order, as `run` takes
-        arrays. `print(model.plan(...))` lists its steps."""
+        arrays; `state`: variable id -> array (or (shape, element type name)) for variables that are set.
+        `print(model.plan(...))` lists its steps."""
         if isinstance(shapes, dict):
             by_id = {self._layer_of(name): tuple(shape) for name, shape in shapes.items()}
         else:
@@ -168,25 +197,33 @@ class Model:
                 if layer_id not in by_id:
                     raise InputError(f"input {desc.name!r} is missing", file=self.path)
                 self._check_shape(desc, layer_id, by_id[layer_id])
+        current = {}
+        for var_id, value in (state or {}).items():
+            if isinstance(value, np.ndarray):
+                current[var_id] = TensorInfo(value.shape, from_dtype(value.dtype))
+            else:
+                current[var_id] = TensorInfo(tuple(value[0]), element_type(value[1]))
         with np.errstate(all="ignore"):
-            return self._plan_for(tuple(by_id.get(pid) for pid in self.graph.parameters))
+            return self._plan_for(tuple(by_id.get(pid) for pid in self.graph.parameters), current)
 
     def _signature(self, feeds: dict) -> tuple:
         return tuple(feeds[pid].shape if pid in feeds and pid in self._live_params else None
                      for pid in self.graph.parameters)
 
-    def _plan_for(self, signature: tuple) -> Plan:
-        plan = self._plans.get(signature)
+    def _plan_for(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:
+        """`state`: the shapes and types of the variables that are set, part of the signature."""
+        key = (signature, tuple(sorted((k, i.shape, i.type.name) for k, i in state.items())))
+        plan = self._plans.get(key)
         if plan is not None:
-            self._plans.move_to_end(signature)
+            self._plans.move_to_end(key)
             return plan
-        plan = self._build_plan(signature)
-        self._plans[signature] = plan
+        plan = self._build_plan(signature, state)
+        self._plans[key] = plan
         if len(self._plans) > PLAN_CACHE_SIZE:
             self._plans.popitem(last=False)
         return plan
 
-    def _build_plan(self, signature: tuple) -> Plan:
+    def _build_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:
         slot_of: dict[tuple[str, int], int] = {}
         infos: list[TensorInfo] = []
         initial: list = []
@@ -203,6 +240,7 @@ class Model:
 
         shapes = dict(zip(self.graph.parameters, signature))
         self.budget.live = 0
+        pruned = False
         for layer_id in self.graph.order:
             node = self.graph.nodes[layer_id]
             kind = node.ref.type
@@ -226,35 +264,54 @@ class Model:
                 steps.append(Step(RESULT, node, inputs, inputs, in_infos, in_infos))
                 continue
             out_infos = self._infer(node, in_infos)
+            if isinstance(node.op, (ReadValueBase, AssignBase)):
+                current = state.get(node.op.variable_id)
+                if isinstance(node.op, ReadValueBase):
+                    out_infos = [self._read_info(node, in_infos, current)]
+                    if current is not None and inputs:  # the init subgraph is not needed while the variable is set
+                        inputs, in_infos, pruned = (), [], True
+                steps.append(Step(KERNEL, node, inputs, new_slots(node, out_infos), in_infos, out_infos,
+                                  kernel=node.op.run, dynamic=not all_static(in_infos + out_infos),
+                                  state="read" if isinstance(node.op, ReadValueBase) else "write",
+                                  variable=node.op.variable_id))
+                continue
             values = self._plan_values(node, in_infos, out_infos)
             if values is not None:
                 out_infos = [TensorInfo(i.shape, i.type, v) for i, v in zip(out_infos, values)]
                 steps.append(Step(CONSTANT, node, (), new_slots(node, out_infos, values), out_infos=out_infos))
                 continue
-            out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
-            dynamic = not all(i.is_static for i in in_infos) or not all(i.is_static for i in out_infos)
+            if any_value(out_infos):
+                out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
             steps.append(Step(KERNEL, node, inputs, new_slots(node, out_infos), in_infos, out_infos,
-                              kernel=node.op.run, dynamic=dynamic))
+                              kernel=node.op.run, dynamic=not (all_static(in_infos) and all_static(out_infos))))
         plan = Plan(signature, steps, len(infos), initial,
                     inputs=tuple(slot_of.get((pid, 0)) for pid in self.graph.parameters),
                     outputs=tuple(slot_of[self.graph.nodes[r].inputs[0]] for r in self.graph.results),
-                    infos=infos, model=self)
+                    infos=infos, state={k: i.shape for k, i in sorted(state.items())}, model=self)
+        if pruned:
+            plan.prune()
         for rewrite in REWRITES:
             rewrite(plan)
-        plan.finish(set(plan.outputs), self._check_planned)
+        plan.finish(set(plan.outputs), self.budget.limit, self._check_planned,
+                    held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()))
         self.budget.live = 0
         return plan
 
     def _plan_values(self, node: Node, in_infos, out_infos) -> list | None:
         """A step's outputs when they are known while planning: given by inference (ShapeOf of a static
         shape) or computed from inputs all known (shape arithmetic), if small."""
-        if out_infos and all(i.value is not None for i in out_infos):
+        if out_infos and all_values(out_infos):
             return [i.value for i in out_infos]
-        if node.op.foldable and in_infos and all(i.value is not None for i in in_infos) and all(
-                i.is_static for i in out_infos) and sum(
+        if node.op.foldable and in_infos and all_values(in_infos) and all_static(out_infos) and sum(
                 numel(i.shape) * i.type.storage.itemsize for i in out_infos) <= FOLD_LIMIT:
             return self._fold(node, in_infos, out_infos)
         return None
+
+    def _read_info(self, node: Node, in_infos, current: TensorInfo | None) -> TensorInfo:
+        try:
+            return node.op.read_info(in_infos, current)
+        except IRError as exc:
+            raise exc.located(file=self.path, layer=node.ref) from None
 
     def _check_planned(self, step: Step, index: int, nbytes: int, live: int) -> None:
         self.budget.live = live
@@ -273,28 +330,43 @@ class Model:
         `observer(node, outputs, seconds)`, when given, sees every live layer in execution order with
         its output arrays and the time its kernel took (0 for inputs and for layers computed at load or
         while planning)."""
+        return self._run(inputs, observer, {})[0]
+
+    def session(self) -> "Session":
+        """A session: runs that carry the model's state (ReadValue/Assign variables) from one to the next."""
+        return Session(self)
+
+    def _run(self, inputs, observer, variables: dict) -> tuple[dict, dict]:
+        """One run from the state `variables` (id -> (array, ElementType)); returns the outputs and the
+        variables the run assigned (applied by the caller, after the run)."""
         with np.errstate(all="ignore"):  # overflow to inf, NaN from 0/0: values, not warnings
             self.budget.live = 0
             feeds = self._bind_inputs(inputs)
-            plan = self._plan_for(self._signature(feeds))
+            plan = self._plan_for(self._signature(feeds), {k: TensorInfo(a.shape, et) for k, (a, et) in
+                                                           variables.items()})
             values = plan.initial.copy()
             for layer_id, slot in zip(self.graph.parameters, plan.inputs):
                 if slot is not None:
                     values[slot] = feeds[layer_id]
+            writes: dict = {}
             if plan.static and observer is None:
-                self._run_static(plan, values)
+                self._run_static(plan, values, variables, writes)
             else:
-                self._run_steps(plan, values, observer)
-            return {desc.name: values[slot] for desc, slot in zip(self.outputs, plan.outputs)}
+                self._run_steps(plan, values, observer, variables, writes)
+            return {desc.name: values[slot] for desc, slot in zip(self.outputs, plan.outputs)}, writes
 
-    def _run_static(self, plan: Plan, values: list) -> None:
+    def _run_static(self, plan: Plan, values: list, variables: dict, writes: dict) -> None:
         """The fast loop: every shape known, every output already checked against the budget."""
         budget = self.budget
         step = None
         try:
             for step in plan.kernels:
                 budget.live = step.live
-                outputs = step.kernel([values[slot] for slot in step.inputs], step.in_infos, step.out_infos)
+                if step.state is None:
+                    outputs = step.kernel([values[slot] for slot in step.inputs], step.in_infos, step.out_infos)
+                else:
+                    outputs = self._state_step(step, [values[slot] for slot in step.inputs], step.in_infos,
+                                               step.out_infos, variables, writes)
                 for slot, array, (shape, dtype) in zip(step.outputs, outputs, step.expect):
                     if array is None or array.shape != shape or array.dtype != dtype:
                         self._check_outputs(step.node, outputs, step.out_infos)
@@ -308,10 +380,10 @@ class Model:
             raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
                                  layer=step.node.ref) from exc
 
-    def _run_steps(self, plan: Plan, values: list, observer) -> None:
+    def _run_steps(self, plan: Plan, values: list, observer, variables: dict, writes: dict) -> None:
         """The general loop: dynamic steps inferred from their input values, the budget checked as tensors
         come and go, every layer shown to the observer."""
-        live = 0
+        live = plan.held
         for step in plan.steps:
             kind = step.kind
             if kind != KERNEL:
@@ -329,14 +401,22 @@ class Model:
                 in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
                             for array, info in zip(in_arrays, in_infos)]
                 out_infos = self._infer(step.node, in_infos)
+                if step.state == "read":
+                    current = variables.get(step.variable)
+                    current = None if current is None else TensorInfo(current[0].shape, current[1])
+                    out_infos = [self._read_info(step.node, in_infos, current)]
             self.budget.live = live
             op = step.node.op
             saved = op.unused_outputs
             if observer:
                 op.unused_outputs = frozenset()
             started = time.perf_counter()
+            kernel = step.kernel
+            if step.state is not None:
+                def kernel(arrays, ii, oi, step=step):
+                    return self._state_step(step, arrays, ii, oi, variables, writes)
             try:
-                outputs = self._execute(step.node, in_arrays, in_infos, out_infos, step.kernel)
+                outputs = self._execute(step.node, in_arrays, in_infos, out_infos, kernel)
             finally:
                 op.unused_outputs = saved
             if observer:
@@ -350,6 +430,15 @@ class Model:
                 if freed is not None:
                     live -= freed.nbytes
             in_arrays = outputs = freed = None
+
+    @staticmethod
+    def _state_step(step: Step, arrays, in_infos, out_infos, variables: dict, writes: dict) -> list:
+        if step.state == "read":
+            current = variables.get(step.variable)
+            return step.kernel(arrays, in_infos, out_infos, None if current is None else current[0])
+        outputs = step.kernel(arrays, in_infos, out_infos)
+        writes[step.variable] = (arrays[0], in_infos[0].type)
+        return outputs
 
     def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None) -> list[np.ndarray]:
         for index, info in enumerate(out_infos):
@@ -441,6 +530,38 @@ class Model:
                                  layer=node.ref)
 
 
+class Session:
+    """Runs of one model that carry its state: what the Assigns of a run write, the ReadValues of the next
+    read. `run` takes and returns what `Model.run` does; `reset_state()` makes every variable unset again (so
+    ReadValues give their init input, or zeros); `state` is a read-only view: variable id -> array, for the
+    variables set so far. A run that fails changes no variable."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._variables: dict[str, tuple[np.ndarray, ElementType]] = {}
+
+    def run(self, inputs, observer=None) -> dict[str, np.ndarray]:
+        outputs, writes = self.model._run(inputs, observer, self._variables)
+        returned = {id(array) for array in outputs.values()}
+        variables = dict(self._variables)
+        for var_id, (array, et) in writes.items():
+            variables[var_id] = (array.copy() if id(array) in returned else array, et)  # the caller may write to outputs
+        self._variables = variables
+        return outputs
+
+    def reset_state(self) -> None:
+        self._variables = {}
+
+    @property
+    def state(self) -> MappingProxyType:
+        views = {}
+        for var_id, (array, _) in self._variables.items():
+            view = array.view()
+            view.flags.writeable = False
+            views[var_id] = view
+        return MappingProxyType(views)
+
+
 def load(path, max_memory: int | None = None) -> Model:
     """Read, resolve and check a model so that it is ready to run."""
     doc = read_xml(path)
@@ -450,4 +571,4 @@ def load(path, max_memory: int | None = None) -> Model:
     return Model(graph, budget)
 
 
-__all__ = ["Model", "Plan", "TensorDesc", "load", "parse_dim"]
+__all__ = ["Model", "Plan", "Session", "TensorDesc", "load", "parse_dim"]
