@@ -2,8 +2,11 @@
 
 Make the models first (random weights, no network; written outside the repository):
 
-    python benchmarks/make_llm.py                 # /tmp/irrun-llm-bench/{f16,int4}-stateless
-    python benchmarks/llm.py [--models DIR] [--variants int4,f16] [--prompt 32] [--steps 4]
+    python benchmarks/make_llm.py [--stateful]    # /tmp/irrun-llm-bench/{f32,f16,int4}-state{less,ful}
+    python benchmarks/llm.py [--models DIR] [--variants int4-stateful,f16-stateful] [--prompt 32] [--steps 4]
+
+Stateful models (ReadValue/Assign) run through `model.session()` in irrun and one infer request in OpenVINO;
+stateless ones get their past_key_values fed back.
 
 Every measurement runs in its own subprocess (peak RSS is that process's ru_maxrss): OpenVINO CPU with one
 thread (INFERENCE_NUM_THREADS=1) and f32 hints; irrun with its default memory budget (room to cache the
@@ -42,6 +45,8 @@ def feeds_for(names, tokens, past, position):
     for name in names:
         if name.startswith("past_key_values"):
             feeds[name] = past[name]
+    if "beam_idx" in names:  # stateful: the KV cache is the model's state
+        feeds["beam_idx"] = np.zeros(1, np.int32)
     return feeds
 
 
@@ -65,7 +70,7 @@ def worker(args) -> dict:
         import irrun
         model = irrun.load(args.model, max_memory=args.max_memory)
         input_names = [i.name for i in model.inputs]
-        run = model.run
+        run = model.session().run if "beam_idx" in input_names else model.run
     load = time.perf_counter() - started
     heads = args.kv_heads
     past = {name: np.zeros((1, heads, 0, args.head_size), np.float32) for name in input_names
@@ -78,6 +83,7 @@ def worker(args) -> dict:
     logits = [outputs["logits"][0, -1]]
     for _ in range(args.steps):
         past = {name: outputs[name.replace("past_key_values", "present")] for name in past}
+        outputs = {"logits": outputs["logits"]}
         token = int(np.argmax(outputs["logits"][0, -1]))
         started = time.perf_counter()
         outputs = run(feeds_for(input_names, [token], past, position))
@@ -109,7 +115,7 @@ def measure(runtime, model, max_memory, args, logits_path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", default=os.environ.get("IRRUN_LLM_BENCH", "/tmp/irrun-llm-bench"))
-    parser.add_argument("--variants", default="int4-stateless,f16-stateless")
+    parser.add_argument("--variants", default="int4-stateful,f16-stateful")
     parser.add_argument("--prompt", type=int, default=32)
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--kv-heads", type=int, default=16)
