@@ -9,7 +9,9 @@ from types import MappingProxyType
 import numpy as np
 
 from .budget import Budget
+from .decompression import Decompression
 from .errors import ExecutionError, InputError, IRError, ShapeError
+from .folding import WideValues
 from .graph import Graph, Node, build_graph
 from .ir.types import ElementType, element_type, from_dtype
 from .ir.weights import WeightsFile
@@ -51,6 +53,27 @@ def result_names(graph: Graph, result_id: str) -> tuple[str, ...]:
     return tensor_names(graph, *node.inputs[0])
 
 
+def all_static(infos) -> bool:
+    for info in infos:
+        if info.shape is None or None in info.shape:
+            return False
+    return True
+
+
+def all_values(infos) -> bool:
+    for info in infos:
+        if info.value is None:
+            return False
+    return True
+
+
+def any_value(infos) -> bool:
+    for info in infos:
+        if info.value is not None:
+            return True
+    return False
+
+
 PLAN_CACHE_SIZE = 8    # plans kept per model, most recently used first out last
 FOLD_LIMIT = 1 << 20   # bytes: a plan computes a step whose inputs are all known while planning up to this size
 
@@ -68,6 +91,7 @@ class Model:
         self.infos: dict[tuple[str, int], TensorInfo] = {}
         self._consumers = graph.consumers()
         self._unused = self._unused_outputs()
+        self.decompression = Decompression(graph)
         with np.errstate(all="ignore"):
             self._infer_at_load()
         for layer_id in graph.order:
@@ -91,16 +115,25 @@ class Model:
     def _infer_at_load(self) -> None:
         """Infer every live layer from the declared inputs; layers whose inputs are all constant are
         computed here once (f16 Const -> Convert, shape arithmetic) and not on every run."""
+        wide = WideValues()  # f16/bf16 folded values kept in f32 (irrun/folding.py)
+        remaining = dict(self._consumers)
         for layer_id in self.graph.order:
             node = self.graph.nodes[layer_id]
             in_infos = [self.infos[source] for source in node.inputs]
-            out_infos = self._infer(node, in_infos)
+            if layer_id in self.decompression.codes:  # left compressed: irrun/decompression.py
+                out_infos = [self.decompression.codes_info(node)]
+            else:
+                out_infos = self._infer(node, in_infos)
             if node.op.foldable and node.ref.type != "Constant" and in_infos and all(
                     i.value is not None for i in in_infos):
-                values = self._fold(node, in_infos, out_infos)
-                out_infos = [TensorInfo(info.shape, info.type, value) for info, value in zip(out_infos, values)]
+                out_infos = wide.fold(node, in_infos, out_infos, lambda _, ii, oi: self._fold(node, ii, oi))
             for index, info in enumerate(out_infos):
                 self.infos[(layer_id, index)] = info
+            for source in node.inputs:
+                remaining[source] -= 1
+                if not remaining[source]:
+                    wide.forget(source)
+        self.decompression.bind(self.infos, self.budget)
 
     def _fold(self, node: Node, in_infos, out_infos) -> list[np.ndarray]:
         """Compute a layer whose inputs are all known, every output included."""
@@ -215,6 +248,10 @@ class Model:
                 info = TensorInfo(shapes[layer_id], self.infos[(layer_id, 0)].type)
                 steps.append(Step(INPUT, node, (), new_slots(node, [info]), out_infos=[info]))
                 continue
+            if layer_id in self.decompression.absorbed:  # a fused reader decompresses it
+                if (layer_id, 0) in self.decompression.weights:
+                    new_slots(node, [self.infos[(layer_id, 0)]])
+                continue
             known = self.infos.get((layer_id, 0))
             if known is not None and known.value is not None:  # computed at load
                 out_infos = [self.infos[(layer_id, i)] for i in range(len(node.layer.outputs) or 1)]
@@ -234,7 +271,7 @@ class Model:
                     if current is not None and inputs:  # the init subgraph is not needed while the variable is set
                         inputs, in_infos, pruned = (), [], True
                 steps.append(Step(KERNEL, node, inputs, new_slots(node, out_infos), in_infos, out_infos,
-                                  kernel=node.op.run, dynamic=not all(i.is_static for i in in_infos + out_infos),
+                                  kernel=node.op.run, dynamic=not all_static(in_infos + out_infos),
                                   state="read" if isinstance(node.op, ReadValueBase) else "write",
                                   variable=node.op.variable_id))
                 continue
@@ -243,19 +280,19 @@ class Model:
                 out_infos = [TensorInfo(i.shape, i.type, v) for i, v in zip(out_infos, values)]
                 steps.append(Step(CONSTANT, node, (), new_slots(node, out_infos, values), out_infos=out_infos))
                 continue
-            out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
-            dynamic = not all(i.is_static for i in in_infos) or not all(i.is_static for i in out_infos)
+            if any_value(out_infos):
+                out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
             steps.append(Step(KERNEL, node, inputs, new_slots(node, out_infos), in_infos, out_infos,
-                              kernel=node.op.run, dynamic=dynamic))
+                              kernel=node.op.run, dynamic=not (all_static(in_infos) and all_static(out_infos))))
         plan = Plan(signature, steps, len(infos), initial,
                     inputs=tuple(slot_of.get((pid, 0)) for pid in self.graph.parameters),
                     outputs=tuple(slot_of[self.graph.nodes[r].inputs[0]] for r in self.graph.results),
-                    infos=infos, state={k: i.shape for k, i in sorted(state.items())})
+                    infos=infos, state={k: i.shape for k, i in sorted(state.items())}, model=self)
         if pruned:
             plan.prune()
         for rewrite in REWRITES:
             rewrite(plan)
-        plan.finish(set(plan.outputs), self._check_planned,
+        plan.finish(set(plan.outputs), self.budget.limit, self._check_planned,
                     held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()))
         self.budget.live = 0
         return plan
@@ -263,10 +300,9 @@ class Model:
     def _plan_values(self, node: Node, in_infos, out_infos) -> list | None:
         """A step's outputs when they are known while planning: given by inference (ShapeOf of a static
         shape) or computed from inputs all known (shape arithmetic), if small."""
-        if out_infos and all(i.value is not None for i in out_infos):
+        if out_infos and all_values(out_infos):
             return [i.value for i in out_infos]
-        if node.op.foldable and in_infos and all(i.value is not None for i in in_infos) and all(
-                i.is_static for i in out_infos) and sum(
+        if node.op.foldable and in_infos and all_values(in_infos) and all_static(out_infos) and sum(
                 numel(i.shape) * i.type.storage.itemsize for i in out_infos) <= FOLD_LIMIT:
             return self._fold(node, in_infos, out_infos)
         return None
@@ -367,7 +403,8 @@ class Model:
             in_arrays = [values[slot] for slot in step.inputs]
             in_infos, out_infos = step.in_infos, step.out_infos
             if step.dynamic:
-                in_infos = [TensorInfo(array.shape, info.type, array) for array, info in zip(in_arrays, in_infos)]
+                in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
+                            for array, info in zip(in_arrays, in_infos)]
                 out_infos = self._infer(step.node, in_infos)
                 if step.state == "read":
                     current = variables.get(step.variable)
