@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import names as naming
 from .errors import InputError, IRError
 from .graph import Node, layer_ref
 from .ops.registry import supported_ops
@@ -751,12 +752,7 @@ def model_info(path, with_checker: bool = True) -> dict:
         info["outputs"] = [{"name": d.name, "names": list(d.names), "shape": shape_str(d.shape),
                             "element_type": d.element_type} for d in model.outputs]
     else:
-        info["inputs"] = [{"name": l.name, "names": sorted(l.outputs[0].names) if l.outputs else [],
-                           "shape": "[" + l.attrs.get("shape", "") + "]", "element_type": l.attrs.get("element_type")}
-                          for l in doc.layers if l.type == "Parameter"]
-        info["outputs"] = [{"name": l.name, "names": [], "shape": "[" + ",".join(l.inputs[0].dims) + "]"
-                            if l.inputs else "[]", "element_type": l.inputs[0].precision if l.inputs else None}
-                           for l in doc.layers if l.type == "Result"]
+        info["inputs"], info["outputs"] = _declared_ports(doc)
     histogram = Counter()
     for layer in doc.layers:
         ref = layer_ref(layer)
@@ -787,6 +783,32 @@ def model_info(path, with_checker: bool = True) -> dict:
                        "const_bytes": sum(by_type.values()), "const_bytes_by_type": dict(sorted(by_type.items()))}
     info["checker"] = _checker_section(path) if with_checker else None
     return info
+
+
+def _declared_ports(doc) -> tuple[list, list]:
+    """Inputs and outputs of a model irrun cannot load, from the declared ports, named as `run` names them."""
+    from .ir.types import element_type
+
+    def type_name(text):
+        et = element_type(text) if text else None
+        return et.name if et is not None else text
+
+    parameters = [l for l in doc.layers if layer_ref(l).type == "Parameter"]
+    results = [l for l in doc.layers if layer_ref(l).type == "Result"]
+    inputs = []
+    for layer in parameters:
+        name, all_names = naming.input_name(doc, layer)
+        inputs.append({"name": name, "names": list(all_names), "shape": "[" + layer.attrs.get("shape", "") + "]",
+                       "element_type": type_name(layer.attrs.get("element_type"))})
+    outputs = []
+    for (name, all_names), layer in zip(naming.output_names(doc, results, naming.result_sources(doc, results)),
+                                        results):
+        port = layer.inputs[0] if layer.inputs else None
+        outputs.append({"name": name, "names": list(all_names),
+                        "shape": "[" + ",".join("?" if d.strip() in ("-1", "?") else d.strip()
+                                                for d in port.dims) + "]" if port else "[]",
+                        "element_type": type_name(port.precision) if port else None})
+    return inputs, outputs
 
 
 def _opset_key(name: str):
