@@ -35,7 +35,7 @@ class Node:
 class Graph:
     doc: IRDocument
     nodes: dict[str, Node]
-    order: list[str]          # live layers, producers before consumers
+    order: list[str]          # live layers (what the Results and Assigns need), producers before consumers
     parameters: list[str]     # every Parameter, in XML order (OpenVINO's input order)
     results: list[str]        # every Result, in XML order (OpenVINO's output order)
     dead: list[str]
@@ -130,7 +130,8 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
     parameters = [layer_id for layer_id, node in nodes.items() if node.ref.type == "Parameter"]
     if not results:
         problem(GraphError("the model has no Result layer", file=file, rule="graph.results"))
-    order = _topological_order(nodes, results, file, problem)
+    sinks = [layer_id for layer_id, node in nodes.items() if node.ref.type == "Assign"]  # state writes
+    order = _topological_order(nodes, results + sinks, file, problem)
     live = set(order)
     dead = [layer_id for layer_id in nodes if layer_id not in live]
     for layer_id in order:

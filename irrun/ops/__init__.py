@@ -26,5 +26,6 @@ from . import (  # noqa: F401
     scatter,
     sequence,
     shape_ops,
+    state,
 )
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401
