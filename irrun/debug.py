@@ -29,7 +29,7 @@ from .ops.shapes import parse_partial_shape, shape_str
 Observer = Callable[[Node, list, float], None]
 
 # Layers whose values are given, not computed: not worth comparing against another runtime.
-_GIVEN = ("Parameter", "Constant", "Result")
+_GIVEN = ("Parameter", "Constant", "Result", "Assign")  # no Result can be added on an Assign (a sink)
 
 
 def chain(*observers: Observer | None) -> Observer | None:
@@ -673,7 +673,9 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
             results.append(ov.opset1.result(output))
             keys.append((node.get_friendly_name(), index))
     ov_model.add_results(results)
-    config = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": int(threads)}
+    # f32 everywhere: no bf16 inference, no f16/u8 KV cache, no dynamic quantization of activations.
+    config = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0,
+              "INFERENCE_NUM_THREADS": int(threads)}
     try:
         compiled = core.compile_model(ov_model, "CPU", config)
         request = compiled.create_infer_request()
