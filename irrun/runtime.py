@@ -8,6 +8,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from . import names
 from .budget import Budget
 from .decompression import Decompression
 from .errors import ExecutionError, InputError, IRError, ShapeError
@@ -36,21 +37,14 @@ class TensorDesc:
 
 
 def tensor_names(graph: Graph, layer_id: str, port_index: int) -> tuple[str, ...]:
-    """A tensor's names as OpenVINO reads them: the port's `names`, plus the producer's layer name in IR v10."""
-    node = graph.nodes[layer_id]
-    names = set(node.layer.outputs[port_index].names)
-    if graph.doc.ir_version == 10 and node.ref.type != "Constant":
-        names.add(node.layer.name if len(node.layer.outputs) == 1 else f"{node.layer.name}.{port_index}")
-    return tuple(sorted(names))
+    """A tensor's names as OpenVINO reads them (irrun/names.py)."""
+    return names.tensor_names(graph.doc, graph.nodes[layer_id].layer, port_index)
 
 
 def result_names(graph: Graph, result_id: str) -> tuple[str, ...]:
-    """A Result's names: its own `output_names` (IR v11) when given, else its input tensor's names."""
-    node = graph.nodes[result_id]
-    own = node.layer.extra.get("output_names")
-    if own is not None and graph.doc.ir_version >= 11:
-        return tuple(sorted({n.strip() for n in own.split(",") if n.strip()}))
-    return tensor_names(graph, *node.inputs[0])
+    """A Result's names (irrun/names.py)."""
+    source_id, port_index = graph.nodes[result_id].inputs[0]
+    return names.result_names(graph.doc, graph.nodes[result_id].layer, (graph.nodes[source_id].layer, port_index))
 
 
 def all_static(infos) -> bool:
@@ -168,19 +162,16 @@ class Model:
 
     def _input_desc(self, layer_id: str) -> TensorDesc:
         node = self.graph.nodes[layer_id]
-        names = tensor_names(self.graph, layer_id, 0) or (node.layer.name,)
+        name, all_names = names.input_name(self.graph.doc, node.layer)
         info = self.infos.get((layer_id, 0)) or self._infer(node, [])[0]
-        return TensorDesc(names[0], tuple(dict.fromkeys(names + (node.layer.name,))), info.shape, info.type.name)
+        return TensorDesc(name, all_names, info.shape, info.type.name)
 
     def _output_descs(self) -> list[TensorDesc]:
-        descs, used = [], set()
-        for position, result_id in enumerate(self.graph.results):
-            names = result_names(self.graph, result_id)
-            name = names[0] if names and names[0] not in used else f"output{position}"
-            used.add(name)
-            info = self.infos[self.graph.nodes[result_id].inputs[0]]
-            descs.append(TensorDesc(name, names, info.shape, info.type.name))
-        return descs
+        nodes = [self.graph.nodes[r] for r in self.graph.results]
+        sources = [(self.graph.nodes[n.inputs[0][0]].layer, n.inputs[0][1]) for n in nodes]
+        named = names.output_names(self.graph.doc, [n.layer for n in nodes], sources)
+        return [TensorDesc(name, all_names, self.infos[n.inputs[0]].shape, self.infos[n.inputs[0]].type.name)
+                for (name, all_names), n in zip(named, nodes)]
 
     # ------------------------------------------------------------ plans
 
