@@ -66,6 +66,29 @@ def cases():
         "Mish-4 1x96x112x112": ("Mish", 4, {}, [small], lambda t: t.nn.functional.mish),
         "Softmax-8 1x12x197x197": ("Softmax", 8, {"axis": -1}, [scores],
                                    lambda t: lambda x: t.softmax(x, -1)),
+        "Interpolate-11 linear_onnx 1x21x28x28->224": (
+            "Interpolate", 11, {"mode": "linear_onnx", "shape_calculation_mode": "sizes",
+                                "coordinate_transformation_mode": "pytorch_half_pixel"},
+            [rng_data((1, 21, 28, 28)), np.array([224, 224], np.int64), np.array([2, 3], np.int64)],
+            lambda t: lambda x, *_: t.nn.functional.interpolate(x, size=(224, 224), mode="bilinear")),
+        "GroupConvolution depthwise 7x7 C=384 56x56": (
+            "GroupConvolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (3, 3),
+                                    "pads_end": (3, 3), "auto_pad": "explicit"},
+            [rng_data((1, 384, 56, 56)), rng_data((384, 1, 1, 7, 7), 0.1)],
+            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(384, 1, 7, 7), padding=3, groups=384)),
+        "GroupConvolution depthwise 3x3 C=96 112x112": (
+            "GroupConvolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (1, 1),
+                                    "pads_end": (1, 1), "auto_pad": "explicit"},
+            [rng_data((1, 96, 112, 112)), rng_data((96, 1, 1, 3, 3), 0.1)],
+            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(96, 1, 3, 3), padding=1, groups=96)),
+        "MVN-6 (LayerNorm) 1x3136x96": (
+            "MVN", 6, {"normalize_variance": True, "eps": 1e-6, "eps_mode": "inside_sqrt"},
+            [rng_data((1, 3136, 96)), np.array([-1], np.int64)],
+            lambda t: lambda x, _: t.nn.functional.layer_norm(x, (96,), eps=1e-6)),
+        "ScaledDotProductAttention 1x8x1500x64": (
+            "ScaledDotProductAttention", 13, {"causal": False},
+            [rng_data((1, 8, 1500, 64)), rng_data((1, 8, 1500, 64)), rng_data((1, 8, 1500, 64))],
+            lambda t: t.nn.functional.scaled_dot_product_attention),
     }
 
 
@@ -76,9 +99,12 @@ def make_op(irrun, op_type, version, attrs, inputs):
     values.update(attrs)
     op = cls(values, from_registry.Context())
     f32 = irrun.ir.types.ELEMENT_TYPES["f32"]
+    # the first input is data; int64 inputs are constants the op reads at inference (sizes, axes)
     infos = [from_registry.TensorInfo(tuple(a.shape), f32 if a.dtype == np.float32 else
                                       irrun.ir.types.ELEMENT_TYPES["i64"], a if a.dtype != np.float32 else None)
              for a in inputs]
+    if op_type == "ScaledDotProductAttention":
+        infos = [from_registry.TensorInfo(i.shape, i.type) for i in infos]
     out_infos = op.infer(infos)
     return lambda: op.run(inputs, infos, out_infos)
 

@@ -56,3 +56,30 @@ def test_interpolate_matrix_product_matches_taps(case):
                 for k in range(idx.shape[1]))
     assert fast.dtype == np.float32 and fast.shape == plain.shape
     np.testing.assert_allclose(fast, plain, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_depthwise_flat_matches_per_offset_windows(case, monkeypatch):
+    """The stride-1 depthwise kernel (flattened rows, channel blocks) vs the plain sum over kernel
+    offsets of strided windows, in float64, on random shapes, pads, dilations and 1-3 spatial dims."""
+    from irrun.ops import convolution as C
+    monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 256 if case % 2 else 1 << 17)  # many blocks / one
+    rng = np.random.default_rng(100 + case)
+    spatial = 1 + case % 3
+    n, groups, out_per_group = int(rng.integers(1, 3)), int(rng.integers(1, 9)), int(rng.integers(1, 5))
+    kernel = [int(v) for v in rng.integers(1, 4, spatial)]
+    dil = [int(v) for v in rng.integers(1, 3, spatial)]
+    dims = [int(v) for v in rng.integers(4, 9, spatial)]
+    begins = [int(v) for v in rng.integers(-1, 3, spatial)]
+    ends = [int(v) for v in rng.integers(0, 3, spatial)]
+    out = [d + b + e - (k - 1) * dd for d, b, e, k, dd in zip(dims, begins, ends, kernel, dil)]
+    x = rng.standard_normal((n, groups, *dims)).astype(np.float32)
+    w = rng.standard_normal((groups, out_per_group, 1, *kernel)).astype(np.float32)
+    got = C.conv_forward(x, w, [1] * spatial, dil, begins, out)
+    padded = C._padded(x.astype(np.float64), begins, out, kernel, [1] * spatial, dil)
+    want = np.zeros((n, groups, out_per_group, *out))
+    for offs in np.ndindex(*kernel):
+        window = padded[(slice(None), slice(None), *C._window(offs, dil, [1] * spatial, out))]
+        want += w[(slice(None), slice(None), 0, *offs)].reshape(groups, out_per_group, *[1] * spatial) \
+            * window[:, :, None]
+    np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-5, atol=1e-5)
