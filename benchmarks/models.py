@@ -231,7 +231,10 @@ def run_zoo_model(name, zoo, folder, args):
 
     worker = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "zoo_worker.py"), str(folder),
                                str(args.irrun_root or ROOT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    status, message = pickle.load(worker.stdout)
+    try:
+        status, message = pickle.load(worker.stdout)
+    except EOFError:  # the worker died (out of memory, say)
+        status, message = "error", f"the irrun process ended with code {worker.wait()}"
     timed = {"openvino": run_ov, "torch": run_torch}
     if status == "ok":
         got = list(np.load(folder / "irrun_out.npz").values())
@@ -264,10 +267,11 @@ def run_zoo_model(name, zoo, folder, args):
                 fn()
                 times[key].append(time.process_time() - start)
     row.update({key: statistics.median(t) * 1e3 for key, t in times.items() if t})
-    worker.stdin.write(b"quit\n")
-    worker.stdin.flush()
     if status == "ok":
+        worker.stdin.write(b"quit\n")
+        worker.stdin.flush()
         row["rss"] = pickle.load(worker.stdout)
+    worker.kill()
     worker.wait()
     return row
 
