@@ -81,6 +81,12 @@ def cases():
                                     "pads_end": (1, 1), "auto_pad": "explicit"},
             [rng_data((1, 96, 112, 112)), rng_data((96, 1, 1, 3, 3), 0.1)],
             lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(96, 1, 3, 3), padding=1, groups=96)),
+        "GroupConvolution depthwise 3x3 stride 2 C=144 112x112": (
+            "GroupConvolution", 1, {"strides": (2, 2), "dilations": (1, 1), "pads_begin": (1, 1),
+                                    "pads_end": (1, 1), "auto_pad": "explicit"},
+            [rng_data((1, 144, 112, 112)), rng_data((144, 1, 1, 3, 3), 0.1)],
+            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(144, 1, 3, 3), stride=2, padding=1,
+                                                          groups=144)),
         "MVN-6 (LayerNorm) 1x3136x96": (
             "MVN", 6, {"normalize_variance": True, "eps": 1e-6, "eps_mode": "inside_sqrt"},
             [rng_data((1, 3136, 96)), np.array([-1], np.int64)],

@@ -83,3 +83,32 @@ def test_depthwise_flat_matches_per_offset_windows(case, monkeypatch):
         want += w[(slice(None), slice(None), 0, *offs)].reshape(groups, out_per_group, *[1] * spatial) \
             * window[:, :, None]
     np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_depthwise_strided_matches_per_offset_windows(case, monkeypatch):
+    """The strided depthwise kernel (stride phases) vs the plain sum of strided windows."""
+    from irrun.ops import convolution as C
+    monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 256 if case % 2 else 1 << 17)
+    rng = np.random.default_rng(200 + case)
+    spatial = 1 + case % 3
+    n, groups, out_per_group = int(rng.integers(1, 3)), int(rng.integers(1, 9)), int(rng.integers(1, 5))
+    kernel = [int(v) for v in rng.integers(1, 4, spatial)]
+    dil = [int(v) for v in rng.integers(1, 3, spatial)]
+    strides = [int(v) for v in rng.integers(1, 4, spatial)]
+    strides[0] = max(strides[0], 2)
+    dims = [int(v) for v in rng.integers(5, 11, spatial)]
+    begins = [int(v) for v in rng.integers(-1, 3, spatial)]
+    ends = [int(v) for v in rng.integers(0, 3, spatial)]
+    out = [(d + b + e - (k - 1) * dd - 1) // st + 1
+           for d, b, e, k, dd, st in zip(dims, begins, ends, kernel, dil, strides)]
+    x = rng.standard_normal((n, groups, *dims)).astype(np.float32)
+    w = rng.standard_normal((groups, out_per_group, 1, *kernel)).astype(np.float32)
+    got = C.conv_forward(x, w, strides, dil, begins, out)
+    padded = C._padded(x.astype(np.float64), begins, out, kernel, strides, dil)
+    want = np.zeros((n, groups, out_per_group, *out))
+    for offs in np.ndindex(*kernel):
+        window = padded[(slice(None), slice(None), *C._window(offs, dil, strides, out))]
+        want += w[(slice(None), slice(None), 0, *offs)].reshape(groups, out_per_group, *[1] * spatial) \
+            * window[:, :, None]
+    np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-5, atol=1e-5)
