@@ -234,7 +234,7 @@ class IRDFT9(_FFTBase):
         if signal_size is None or signal_size[-1] == -1:
             shape[last] = default_last
         if shape[last] is not None and shape[last] < 0:
-            raise ShapeError(f"the last transformed axis has size 0, giving a negative output length",
+            raise ShapeError("the last transformed axis has size 0, giving a negative output length",
                              rule="port.dims", port=0)
         return [TensorInfo(tuple(shape), data.type)]
 
