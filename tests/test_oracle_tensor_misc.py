@@ -59,9 +59,11 @@ def test_one_hot_16_normalize_hand_values():
 @pytest.mark.parametrize("out", ["f32", "i8", "i64", "f16", "u8", "boolean", "u32"])
 def test_eye(out):
     rng = np.random.default_rng(len(out))
-    for case, (rows, cols, diag, batch) in enumerate([(3, 4, -1, None), (4, 4, 0, [2]), (2, 5, 3, [2, 3]),
-                                                      (3, 2, -3, None), (3, 3, 7, [1]), (0, 3, 0, None),
-                                                      (3, 0, 0, [2]), (1, 1, 0, [0])]):
+    cases = [(3, 4, -1, None), (4, 4, 0, [2]), (2, 5, 3, [2, 3]), (3, 2, -3, None), (3, 3, 7, [1]), (0, 3, 0, None),
+             (3, 0, 0, [2]), (1, 1, 0, [0])]
+    for case, (rows, cols, diag, batch) in enumerate(cases):
+        if case % 2 != len(out) % 2 and case not in (2, 5):  # half the cases per type, all of them over the types
+            continue
         itype = (np.int32, np.int64)[case % 2]
         feeds = {"r": np.array(rows, itype), "c": np.array([cols], itype), "d": np.array(diag, np.int64)}
         if batch is not None:
