@@ -27,7 +27,7 @@ from .ops.shapes import numel, shape_str
 INPUT, CONSTANT, KERNEL, RESULT = "input", "constant", "kernel", "result"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Step:
     """One layer's work. `kernel(arrays, in_infos, out_infos) -> arrays` for kernel steps; a state step
     (`state` set: "read" or "write") gets the run's variables as a fourth argument."""
@@ -105,44 +105,45 @@ class Plan:
             kept.append(step)
         self.steps = kept[::-1]
 
-    def finish(self, model_outputs: set, check_budget, held: int = 0) -> None:
-        """Freeing points, memory figures and the kernel list. `check_budget(step, index, nbytes, live)` is called for
-        every output of a static step with the bytes alive before it (static plans only); `held`: bytes alive
-        throughout (the variables' values)."""
+    def finish(self, model_outputs: set, limit: int, over_budget, held: int = 0) -> None:
+        """Freeing points, memory figures and the kernel list. In a static plan every output is checked against
+        the budget's `limit` with the bytes alive before it: `over_budget(step, index, nbytes, live)` raises.
+        `held`: bytes alive throughout (the variables' values)."""
+        steps = self.steps
         last_reader: dict[int, int] = {}
-        for index, step in enumerate(self.steps):
+        for index, step in enumerate(steps):
             for slot in step.inputs:
                 last_reader[slot] = index
-        kept = set(model_outputs) | {slot for slot, value in enumerate(self.initial) if value is not None}
-        frees: list[list[int]] = [[] for _ in self.steps]
-        for index, step in enumerate(self.steps):
-            if step.kind not in (KERNEL, INPUT):
-                continue
-            for slot in step.outputs:
-                if slot not in kept:  # nothing reads it: it dies right after the step that makes it
-                    frees[last_reader.get(slot, index)].append(slot)
-        self.static = not any(step.dynamic for step in self.steps)
+        kept = set(model_outputs)
+        kept.update(slot for slot, value in enumerate(self.initial) if value is not None)
+        frees: list[list[int]] = [[] for _ in steps]
+        for index, step in enumerate(steps):
+            if step.kind == KERNEL or step.kind == INPUT:
+                for slot in step.outputs:
+                    if slot not in kept:  # nothing reads it: it dies right after the step that makes it
+                        frees[last_reader.get(slot, index)].append(slot)
+        self.static = static = not any(step.dynamic for step in steps)
+        sizes = [0 if i is None or i.shape is None or None in i.shape else numel(i.shape) * i.type.storage.itemsize
+                 for i in self.infos]
         self.held = held
         live = peak = held
-        for index, step in enumerate(self.steps):
+        for index, step in enumerate(steps):
             step.frees = tuple(frees[index])
-            if step.kind == INPUT:
-                live += self.infos[step.outputs[0]].type.storage.itemsize * numel(self.infos[step.outputs[0]].shape) \
-                    if self.static else 0
-            if step.kind != KERNEL:
+            if step.kind == INPUT and static:
+                live += sizes[step.outputs[0]]
+            if step.kind != KERNEL or step.dynamic:
                 continue
-            if not step.dynamic:
-                step.expect = tuple((tuple(i.shape), i.type.storage) for i in step.out_infos)
-                sizes = [numel(i.shape) * i.type.storage.itemsize for i in step.out_infos]
-                step.out_bytes = sum(sizes)
-                if self.static:
-                    step.live = live
-                    for index, nbytes in enumerate(sizes):
-                        check_budget(step, index, nbytes, live)
-                        live += nbytes
-                    peak = max(peak, live)
-                    live -= sum(numel(self.infos[s].shape) * self.infos[s].type.storage.itemsize
-                                for s in step.frees)
+            step.expect = tuple((tuple(i.shape), i.type.storage) for i in step.out_infos)
+            step.out_bytes = sum(sizes[slot] for slot in step.outputs)
+            if static:
+                step.live = live
+                for port, slot in enumerate(step.outputs):
+                    if live + sizes[slot] > limit:
+                        over_budget(step, port, sizes[slot], live)
+                    live += sizes[slot]
+                peak = max(peak, live)
+                for slot in step.frees:
+                    live -= sizes[slot]
         self.peak = peak
         self.kernels = [step for step in self.steps if step.kind == KERNEL]
 

@@ -45,6 +45,27 @@ def result_names(graph: Graph, result_id: str) -> tuple[str, ...]:
     return names.result_names(graph.doc, graph.nodes[result_id].layer, (graph.nodes[source_id].layer, port_index))
 
 
+def all_static(infos) -> bool:
+    for info in infos:
+        if info.shape is None or None in info.shape:
+            return False
+    return True
+
+
+def all_values(infos) -> bool:
+    for info in infos:
+        if info.value is None:
+            return False
+    return True
+
+
+def any_value(infos) -> bool:
+    for info in infos:
+        if info.value is not None:
+            return True
+    return False
+
+
 PLAN_CACHE_SIZE = 8    # plans kept per model, most recently used first out last
 FOLD_LIMIT = 1 << 20   # bytes: a plan computes a step whose inputs are all known while planning up to this size
 
@@ -225,7 +246,7 @@ class Model:
                     if current is not None and inputs:  # the init subgraph is not needed while the variable is set
                         inputs, in_infos, pruned = (), [], True
                 steps.append(Step(KERNEL, node, inputs, new_slots(node, out_infos), in_infos, out_infos,
-                                  kernel=node.op.run, dynamic=not all(i.is_static for i in in_infos + out_infos),
+                                  kernel=node.op.run, dynamic=not all_static(in_infos + out_infos),
                                   state="read" if isinstance(node.op, ReadValueBase) else "write",
                                   variable=node.op.variable_id))
                 continue
@@ -234,10 +255,10 @@ class Model:
                 out_infos = [TensorInfo(i.shape, i.type, v) for i, v in zip(out_infos, values)]
                 steps.append(Step(CONSTANT, node, (), new_slots(node, out_infos, values), out_infos=out_infos))
                 continue
-            out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
-            dynamic = not all(i.is_static for i in in_infos) or not all(i.is_static for i in out_infos)
+            if any_value(out_infos):
+                out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
             steps.append(Step(KERNEL, node, inputs, new_slots(node, out_infos), in_infos, out_infos,
-                              kernel=node.op.run, dynamic=dynamic))
+                              kernel=node.op.run, dynamic=not (all_static(in_infos) and all_static(out_infos))))
         plan = Plan(signature, steps, len(infos), initial,
                     inputs=tuple(slot_of.get((pid, 0)) for pid in self.graph.parameters),
                     outputs=tuple(slot_of[self.graph.nodes[r].inputs[0]] for r in self.graph.results),
@@ -246,7 +267,7 @@ class Model:
             plan.prune()
         for rewrite in REWRITES:
             rewrite(plan)
-        plan.finish(set(plan.outputs), self._check_planned,
+        plan.finish(set(plan.outputs), self.budget.limit, self._check_planned,
                     held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()))
         self.budget.live = 0
         return plan
@@ -254,10 +275,9 @@ class Model:
     def _plan_values(self, node: Node, in_infos, out_infos) -> list | None:
         """A step's outputs when they are known while planning: given by inference (ShapeOf of a static
         shape) or computed from inputs all known (shape arithmetic), if small."""
-        if out_infos and all(i.value is not None for i in out_infos):
+        if out_infos and all_values(out_infos):
             return [i.value for i in out_infos]
-        if node.op.foldable and in_infos and all(i.value is not None for i in in_infos) and all(
-                i.is_static for i in out_infos) and sum(
+        if node.op.foldable and in_infos and all_values(in_infos) and all_static(out_infos) and sum(
                 numel(i.shape) * i.type.storage.itemsize for i in out_infos) <= FOLD_LIMIT:
             return self._fold(node, in_infos, out_infos)
         return None
@@ -496,6 +516,10 @@ class Session:
 
     def run(self, inputs, observer=None) -> dict[str, np.ndarray]:
         outputs, writes = self.model._run(inputs, observer, self._variables)
+        held = {id(array) for array, _ in self._variables.values()}
+        for name, array in outputs.items():
+            if id(array) in held:  # a ReadValue returned as an output: the caller may write to it
+                outputs[name] = array.copy()
         returned = {id(array) for array in outputs.values()}
         variables = dict(self._variables)
         for var_id, (array, et) in writes.items():
