@@ -29,7 +29,9 @@ def _token_ids(ctx, param, value):
 @click.option("--debug", "show_traceback", is_flag=True, help="Show a traceback on errors.")
 def generate_command(folder, ids, max_new_tokens, against, max_memory, show_traceback):
     """Greedy decoding with the decoder LLM in FOLDER (openvino_model.xml + config.json, as optimum-intel
-    exports it): feeds the prompt --ids, then each chosen token, and prints the new token ids."""
+    exports it): feeds the prompt --ids, then each chosen token, and prints the new token ids. With --against
+    openvino, the exit status is 1 when OpenVINO chooses a different token at some step (compared over the
+    last position's logits; irrun's token is fed back)."""
     from . import generate
     from .cli import _errors_reported
     from .debug import on_terminal

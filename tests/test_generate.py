@@ -179,3 +179,29 @@ def test_against_openvino_without_the_package(monkeypatch):
 
 def test_seq2seq_folder_is_refused_in_one_line():
     assert_one_line_error(invoke("generate", CORPUS / "t5", "--ids", "1"), "has no openvino_model.xml")
+
+
+class _ShiftedReference:
+    """A reference that prefers the next token id: every step disagrees, by a known logit difference."""
+
+    def __init__(self, xml_path, threads: int = 1):
+        self.inner = gen.IrrunDecoder(irrun.load(xml_path))
+
+    def reset(self):
+        self.inner.reset()
+
+    def step(self, ids):
+        logits = self.inner.step(ids)
+        shifted = logits.copy()
+        shifted[(int(np.argmax(logits)) + 1) % logits.size] = logits.max() + 0.5
+        return shifted
+
+
+def test_cli_exits_1_when_a_token_disagrees(monkeypatch):
+    monkeypatch.setattr(gen, "OpenVINODecoder", _ShiftedReference)
+    result = invoke("generate", CORPUS / "llama", "--ids", "5,6,7", "--max-new-tokens", 2, "--against", "openvino")
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.strip().splitlines()
+    assert "DIFFERENT (openvino " in lines[0] and "DIFFERENT (openvino " in lines[1]
+    assert lines[2].startswith("openvino: 0/2 tokens agree")
+    assert result.stderr == ""

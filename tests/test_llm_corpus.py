@@ -2,7 +2,6 @@
 plugin (f32) recorded for every step of their scenario: a prefill and decode steps at batch 1, and batch 2 with
 beam_idx reorders. Every step is fed the recorded inputs; a stateful model carries its KV cache in a session,
 reset between scenarios."""
-import os
 from pathlib import Path
 
 import numpy as np
@@ -59,16 +58,6 @@ def pending_ops(xml: Path) -> list[str]:
     return [f"{t}-{v}" for (t, v) in PENDING_OPS if f'type="{t}"' in text and lookup(t, v) is None]
 
 
-def scenario_steps(steps, weight_format: str) -> list[tuple[str, int]]:
-    """Which steps to run. f32 exports: every step of both scenarios (state across steps, reset, batch 2 and
-    beam_idx). Compressed and f16 variants, to keep the test fast: the b1 prefill and first decode step (their
-    decompression is what they add; it shows in every step). IRRUN_LLM_FULL=1 runs every step of every model."""
-    full = weight_format == "f32" or os.environ.get("IRRUN_LLM_FULL") == "1"
-    if full:
-        return [(scenario, int(steps[f"{scenario}/steps"])) for scenario in ("b1", "b2")]
-    return [("b1", 2)]
-
-
 def step_inputs(steps, scenario: str, step: int) -> dict:
     prefix = f"{scenario}/{step}/"
     return {k[len(prefix):]: steps[k] for k in steps.files if k.startswith(prefix) and not k.endswith("/logits")}
@@ -94,10 +83,10 @@ def test_logits_match_openvino_at_every_step(folder):
         return
     model = irrun.load(decoder_xml(path))
     runner = model.session() if stateful else model
-    for scenario, count in scenario_steps(steps, weight_format):
+    for scenario in ("b1", "b2"):
         if stateful:
             runner.reset_state()
-        for step in range(count):
+        for step in range(int(steps[f"{scenario}/steps"])):
             got = runner.run(step_inputs(steps, scenario, step))["logits"]
             np.testing.assert_allclose(got, steps[f"{scenario}/{step}/logits"], rtol=rtol, atol=atol,
                                        err_msg=f"{folder} {scenario} step {step}")

@@ -196,6 +196,15 @@ def mt19937_seed_seq_words(count: int, seeds) -> np.ndarray:
     return generator.random_raw(count).astype(np.uint32)
 
 
+def _first_at_least(cdf: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """For each draw, the first k with draw <= cdf[k] (0 when there is none): a binary search on the
+    running maximum of cdf (NaN entries never match)."""
+    running = np.fmax.accumulate(cdf)
+    running = np.where(np.isnan(running), -np.inf, running)
+    found = np.searchsorted(running, draws, side="left")
+    return np.where(found < cdf.size, found, 0)
+
+
 def _float32(values) -> np.ndarray:
     return np.asarray(values, np.float32)
 
@@ -244,7 +253,7 @@ class Multinomial13(Op):
             raise ShapeError(f"num_samples {count} is negative", rule="input.value", port=1)
         in_p = _float32
         batch, classes = probs.shape
-        self.reserve(probs.size * 4 * 4 + batch * count * 16, "Multinomial temporaries")
+        self.reserve(probs.size * 4 * 6 + batch * count * 16, "Multinomial temporaries")
         with np.errstate(all="ignore"):
             values = np.asarray(probs, np.float32)
             if self.log_probs:
@@ -260,8 +269,8 @@ class Multinomial13(Op):
             draws = in_p(words.astype(np.float32) / np.float32(4294967296.0)).reshape(batch, count)
             out = np.zeros((batch, count), dtype=np.int64)
             if self.with_replacement or not classes:
-                hit = draws[:, :, None] <= cdf[:, None, :] if classes else np.zeros((batch, count, 0), bool)
-                out = np.where(hit.any(axis=2), hit.argmax(axis=2) if classes else 0, 0)
+                for row in range(batch if classes else 0):
+                    out[row] = _first_at_least(cdf[row], draws[row])
             else:
                 rows = np.arange(batch)
                 later_base = np.arange(classes)[None, :]
