@@ -282,3 +282,19 @@ def test_nncf_compressed_models(name):
     finally:
         decompression.ENABLED = True
     O.assert_same([got], [unfused], context=f"{name} fused vs unfused")
+
+
+def test_chain_that_cannot_stream_is_folded_whole(tmp_path):
+    """A scale per input channel ([1, K]) varies along the codes' innermost axis, so no per-group table
+    exists: the chain is still taken from its readers but folded whole at load, with the same values."""
+    rng = np.random.default_rng(10)
+    rows, cols = 8, 32
+    codes = ops.convert(packed_const("u4", random_codes(rng, "u4", (rows, cols))), ov.Type.f16)
+    weight = ops.convert(ops.multiply(codes, f16_scale(rng, (1, cols), np.float16)), ov.Type.f32)
+    x = ops.parameter([cols, cols], ov.Type.f32, name="x")
+    path = save(tmp_path, [ops.matmul(x, weight, False, True)], [x])
+    model = irrun.load(path, max_memory=1 << 20)
+    (weight,) = model.decompression.weights.values()
+    assert len(model.decompression.chains) == 1 and weight.cached is not None
+    got = list(model.run([np.eye(cols, dtype=np.float32)]).values())
+    O.assert_same(got, [np.ascontiguousarray(folded_weights(path)["MatMul"].T)], zero_sign=False)
