@@ -542,6 +542,10 @@ class Session:
 
     def run(self, inputs, observer=None) -> dict[str, np.ndarray]:
         outputs, writes = self.model._run(inputs, observer, self._variables)
+        held = {id(array) for array, _ in self._variables.values()}
+        for name, array in outputs.items():
+            if id(array) in held:  # a ReadValue returned as an output: the caller may write to it
+                outputs[name] = array.copy()
         returned = {id(array) for array in outputs.values()}
         variables = dict(self._variables)
         for var_id, (array, et) in writes.items():
