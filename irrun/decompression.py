@@ -256,20 +256,35 @@ class CompressedWeight:
                 out = np.empty((stop - start,) + self.shape[1:], dtype=self.dtype)
                 for first in range(start, stop, step):
                     last = min(stop, first + step)
-                    out[first - start:last - start] = self._rows(slice(first, last))
+                    self._rows(slice(first, last), out[first - start:last - start])
                 return out
         return self._rows(index)
 
-    def _rows(self, index) -> np.ndarray:
+    def _rows(self, index, out=None) -> np.ndarray:
+        """Rows `index`, written into `out` (a C-contiguous block of the output) when given."""
         codes = self._codes(index)
         table, table_type = self._table(index)           # [rows, groups..., alphabet]
         count = table.shape[-1]
         table = np.broadcast_to(table, codes.shape[:-1] + (count,))
         groups = int(np.prod(table.shape[:-1]))
-        flat = codes.reshape(groups, -1).astype(np.intp)  # take() would convert narrower indices itself
-        flat += (np.arange(groups, dtype=np.intp) * count)[:, None]
-        values = np.take(np.ascontiguousarray(table).reshape(-1), flat).reshape(codes.shape)
-        return self._tail(values, table_type)
+        offsets = np.arange(0, groups * count, count, dtype=np.intp)[:, None]
+        flat = np.add(codes.reshape(groups, -1), offsets, dtype=np.intp)  # take() wants intp indices
+        table = np.ascontiguousarray(table).reshape(-1)
+        if out is not None and self._plain_tail(table_type):  # nothing to convert: look up in place
+            np.take(table, flat, out=out.reshape(flat.shape))
+            return out
+        values = self._tail(np.take(table, flat).reshape(codes.shape), table_type)
+        if out is not None:
+            out[...] = values
+        return values
+
+    def _plain_tail(self, table_type) -> bool:
+        """The chain's output is the table's f32 values unchanged (only a Reshape and Converts to f32)."""
+        if self.dtype != np.float32 or not (table_type.name in NARROW or table_type.storage == np.float32):
+            return False
+        after = self.chain.layers[self.chain.layers.index(self.chain.reshape):] if self.chain.reshape else []
+        return all(self.graph.nodes[layer_id].ref.type == "Reshape" or
+                   self.graph.nodes[layer_id].op.destination_type.name == "f32" for layer_id in after)
 
     # -- pieces
 
