@@ -113,7 +113,7 @@ class _errors_reported:
 def format_summary(results: dict) -> str:
     rows = [("output", "shape", "dtype", "min", "max", "mean")]
     for name, array in results.items():
-        if array.size:
+        if array.size and array.dtype != object:
             numeric = array.astype(np.float64) if array.dtype != np.bool_ else array.astype(np.int8)
             stats = [f"{numeric.min():.6g}", f"{numeric.max():.6g}", f"{numeric.mean():.6g}"]
         else:

@@ -19,6 +19,7 @@ from .ir.weights import WeightsFile
 from .ir.xml import read_xml
 from .ops import TensorInfo
 from .ops.registry import Context
+from .ops.strings import as_bytes_list, string_tensor
 from .ops.state import WARNING_RULES as STATE_WARNINGS
 from .ops.state import AssignBase, ReadValueBase, graph_variables, variable_problems
 from .ops.shapes import numel, parse_dim, shape_str
@@ -501,7 +502,12 @@ class Model:
         array = np.asarray(array)
         if et is None:
             return array
-        if array.dtype != et.storage:
+        if et.name == "string" and array.dtype.kind in "USOT":
+            try:
+                array = string_tensor(as_bytes_list(array), array.shape)
+            except IRError as exc:
+                raise exc.located(file=self.path, layer=node.ref) from None
+        elif array.dtype != et.storage:
             if array.dtype.kind in "biuf" and np.can_cast(array.dtype, et.storage, "safe") and et.name != "bf16":
                 array = array.astype(et.storage)
             else:

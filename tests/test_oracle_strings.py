@@ -213,3 +213,27 @@ def test_pack_validation_matches_openvino(case):
     except IRError:
         got = None
     assert got == expected, CASES[case]
+
+
+def test_string_inputs_from_numpy_and_the_cli(tmp_path):
+    """String inputs may be str/bytes arrays of any NumPy string dtype; `run -o` saves string outputs as
+    fixed-width bytes (readable without pickle), and the printed summary copes with them."""
+    from click.testing import CliRunner
+
+    from irrun.cli import cli
+
+    param = opset1.parameter([3], ov.Type.string, name="text")
+    unpack = opset15.string_tensor_unpack(param)
+    xml = save([param.output(0), *unpack.outputs()], [param], tmp_path)
+    words = ["Intel", "", "日本語"]
+    expected = run_cpu(xml, [np.array([w.encode() for w in words], dtype=object)])
+    model = irrun.load(xml)
+    for given in (np.array(words), np.array([w.encode() for w in words]), np.array(words, dtype=object)):
+        assert_same(model.run([given]), expected, str(given.dtype))
+    np.save(tmp_path / "text.npy", np.array(words))
+    result = CliRunner().invoke(cli, ["run", xml, "-i", str(tmp_path / "text.npy"), "-o", str(tmp_path / "out.npz")])
+    assert result.exit_code == 0, result.output
+    saved = np.load(tmp_path / "out.npz", allow_pickle=False)
+    np.testing.assert_array_equal(saved[saved.files[0]], np.array([w.encode() for w in words]))
+    result = CliRunner().invoke(cli, ["run", xml, "-i", str(tmp_path / "text.npy")])
+    assert result.exit_code == 0 and "3" in result.output, result.output
