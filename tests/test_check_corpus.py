@@ -19,7 +19,6 @@ from openvino import opset1, opset2, opset8, opset14, opset16
 
 import irrun
 from irrun.check import Report
-from irrun.ir.opset_tables import OPSETS
 from irrun.ops import REGISTRY
 
 ROOT = Path(__file__).parents[1]

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from openvino import opset4
 
-import oracle as O
 from oracle import assert_same, build, run_cpu, run_irrun
 
 from irrun.errors import IRError

@@ -14,7 +14,6 @@ from openvino import opset4, opset5, opset8, opset15
 import oracle as O
 from oracle import assert_same, build, run_cpu, run_irrun, run_reference
 
-import irrun
 from irrun.errors import IRError
 
 REFERENCE_SCATTER_TYPES = ("float32", "float16", "int32", "int64", "uint32", "uint64", "bool")
@@ -220,7 +219,7 @@ def test_gather_nd_out_of_range_is_an_error():
 
 def test_gather_nd_checker_rules():
     from irrun.ops.gather_scatter_nd import GatherND8
-    from irrun.ops.registry import TensorInfo, Context
+    from irrun.ops.registry import TensorInfo
     from irrun.ir.types import ELEMENT_TYPES as T
     for attrs, inputs, rule in [
         ({"batch_dims": 0}, [TensorInfo((2, 3), T["f32"]), TensorInfo((4, 3), T["i64"])], "port.dims"),

@@ -16,7 +16,6 @@ import pytest
 from openvino import opset14
 import openvino.opset17 as opset17
 
-import oracle as O
 from oracle import assert_same, build, run_cpu, run_irrun
 
 from irrun.errors import IRError

@@ -6,7 +6,7 @@ counts must match exactly; scores exactly for MulticlassNms, within 1e-6 for Mat
 the plugin's expf)."""
 import numpy as np
 import pytest
-from openvino import opset1, opset8, opset9
+from openvino import opset8, opset9
 from oracle import assert_same, build, run_cpu
 
 import irrun

@@ -18,7 +18,6 @@ import openvino.opset16 as opset16
 import oracle as O
 from oracle import assert_same, build, run_cpu, run_irrun, run_reference
 
-import irrun
 from irrun.errors import IRError
 
 
@@ -58,7 +57,6 @@ def test_one_hot_16_normalize_hand_values():
 
 @pytest.mark.parametrize("out", ["f32", "i8", "i64", "f16", "u8", "boolean", "u32"])
 def test_eye(out):
-    rng = np.random.default_rng(len(out))
     cases = [(3, 4, -1, None), (4, 4, 0, [2]), (2, 5, 3, [2, 3]), (3, 2, -3, None), (3, 3, 7, [1]), (0, 3, 0, None),
              (3, 0, 0, [2]), (1, 1, 0, [0])]
     for case, (rows, cols, diag, batch) in enumerate(cases):

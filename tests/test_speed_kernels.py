@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import oracle as O
 from oracle import assert_same, build, run_cpu, run_irrun, run_reference
 from test_oracle_activation import node
 from test_oracle_sequence_attention import attention_node, gen_attention
