@@ -17,6 +17,13 @@ of back-to-back runs, each block after --warmup untimed runs, so that load from 
 processes skews the ratios less. Every library is held
 to one thread: the OMP/MKL/OpenBLAS variables are set before NumPy is imported.
 
+--zoo [DIR] times the zoo that benchmarks/make_zoo.py builds (default ~/.cache/irrun-zoo; 25
+torchvision, timm and transformers networks with random weights) instead: irrun runs in its own
+subprocess (benchmarks/zoo_worker.py: numpy and irrun only, so its peak RSS is irrun's, reported against the size of the weights as irrun holds
+them, f32), OpenVINO and torch in this one; times are CPU time (time.process_time; on a shared
+machine, waiting for a core is not counted), medians of --repeat runs taken in turns as above.
+The table adds the medians of irrun/torch and irrun/OpenVINO over the models irrun ran.
+
 When irrun cannot load or run a model (an op it does not implement yet, say), its row says
 "irrun: unsupported (...)", listing every op of the IR irrun's registry lacks, and the
 benchmark goes on with the next model.
@@ -176,6 +183,134 @@ def run_model(name, defs, args, irrun):
     return row
 
 
+# --------------------------------------------------------------------------- zoo
+
+ZOO_DEFAULT = pathlib.Path.home() / ".cache" / "irrun-zoo"
+
+
+def load_zoo_definitions():
+    spec = importlib.util.spec_from_file_location("make_zoo", ROOT / "benchmarks" / "make_zoo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def weight_bytes(xml_path) -> int:
+    """Bytes of the model's float weights as irrun holds them: f16/bf16 Consts decompressed to f32."""
+    total = 0
+    for layer in ET.parse(xml_path).getroot().iter("layer"):
+        if layer.get("type") != "Const":
+            continue
+        data = layer.find("data")
+        size = int(data.get("size", 0))
+        total += size * 2 if data.get("element_type") in ("f16", "bf16") else size
+    return total
+
+
+def run_zoo_model(name, zoo, folder, args):
+    import pickle
+    import subprocess
+    xml = folder / "model.xml"
+    inputs = dict(np.load(folder / "inputs.npz"))
+    row = dict(model=name, batch=next(iter(inputs.values())).shape[0], irrun=None, openvino=None, torch=None,
+               note="", rss=None, weights=weight_bytes(xml))
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(str(xml)), "CPU", OV_CONFIG)
+    request = compiled.create_infer_request()
+    request.infer(inputs)
+    ov_out = [np.array(request.get_tensor(o).data, copy=True) for o in compiled.outputs]
+    module, _ = zoo.build_module(name)
+    tensors = [torch.from_numpy(a) for a in inputs.values()]
+
+    def run_ov():
+        request.infer(inputs, share_inputs=True, share_outputs=True)
+
+    def run_torch():
+        with torch.no_grad():
+            module(*tensors)
+
+    worker = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "zoo_worker.py"), str(folder),
+                               str(args.irrun_root or ROOT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        status, message = pickle.load(worker.stdout)
+    except EOFError:  # the worker died (out of memory, say)
+        status, message = "error", f"the irrun process ended with code {worker.wait()}"
+    timed = {"openvino": run_ov, "torch": run_torch}
+    if status == "ok":
+        got = list(np.load(folder / "irrun_out.npz").values())
+        mismatch = next((f"output {i}: max |diff| {float(np.max(np.abs(g - w))):.1e}"
+                         for i, (g, w) in enumerate(zip(got, ov_out))
+                         if g.shape != w.shape or not np.allclose(g, w, rtol=1e-3, atol=1e-3)), None)
+        if mismatch:
+            row["note"] = f"irrun: MISMATCH vs OpenVINO ({mismatch})"
+
+        def run_irrun(count):
+            worker.stdin.write(f"run {count}\n".encode())
+            worker.stdin.flush()
+            return pickle.load(worker.stdout)
+        timed["irrun"] = run_irrun
+    else:
+        missing = missing_ops(xml)
+        row["note"] = f"irrun: unsupported ({', '.join(missing)})" if missing else f"irrun: error ({message})"
+    times = {key: [] for key in timed}
+    per_round = [args.repeat // 3 + (i < args.repeat % 3) for i in range(3)]
+    for count in per_round:
+        for key, fn in timed.items():
+            if key == "irrun":
+                fn(args.warmup)
+                times[key] += fn(count)
+                continue
+            for _ in range(args.warmup):
+                fn()
+            for _ in range(count):
+                start = time.process_time()
+                fn()
+                times[key].append(time.process_time() - start)
+    row.update({key: statistics.median(t) * 1e3 for key, t in times.items() if t})
+    if status == "ok":
+        worker.stdin.write(b"quit\n")
+        worker.stdin.flush()
+        row["rss"] = pickle.load(worker.stdout)
+    worker.kill()
+    worker.wait()
+    return row
+
+
+def print_zoo_table(rows):
+    print("| model | irrun ms | OpenVINO ms | torch ms | irrun/torch | irrun/OpenVINO | peak RSS MB "
+          "| weights MB (f32) | note |")
+    print("|:---|---:|---:|---:|---:|---:|---:|---:|:---|")
+    for r in rows:
+        mb = lambda v: "-" if v is None else f"{v / 2**20:.0f}"  # noqa: E731
+        print(f"| {r['model']} | {fmt(r['irrun'])} | {fmt(r['openvino'])} | {fmt(r['torch'])} "
+              f"| {fmt(ratio(r['irrun'], r['torch']), suffix='x')} "
+              f"| {fmt(ratio(r['irrun'], r['openvino']), '.1f', 'x')} | {mb(r['rss'])} | {mb(r['weights'])} "
+              f"| {r['note']} |", flush=True)
+    vs_torch = [ratio(r["irrun"], r["torch"]) for r in rows if r["irrun"] is not None]
+    vs_ov = [ratio(r["irrun"], r["openvino"]) for r in rows if r["irrun"] is not None]
+    if vs_torch:
+        print(f"\nmedian over {len(vs_torch)} models: irrun/torch {statistics.median(vs_torch):.2f}x, "
+              f"irrun/OpenVINO {statistics.median(vs_ov):.1f}x; worst irrun/torch {max(vs_torch):.2f}x")
+
+
+def main_zoo(args):
+    zoo = load_zoo_definitions()
+    names = args.only or list(zoo.ZOO)
+    rows = []
+    print(f"zoo {args.zoo}: median of {args.repeat} runs (CPU time) after {args.warmup} warm-up, 1 thread; "
+          f"numpy {np.__version__}, openvino {ov.__version__.split('-')[0]}, torch {torch.__version__}\n")
+    for name in names:
+        folder = args.zoo / name
+        if not (folder / "model.xml").exists():
+            print(f"{name}: not built (run benchmarks/make_zoo.py)")
+            continue
+        rows.append(run_zoo_model(name, zoo, folder, args))
+        print(f"  {name}: irrun {fmt(rows[-1]['irrun'])} ms, torch {fmt(rows[-1]['torch'])} ms "
+              f"{rows[-1]['note']}", file=sys.stderr, flush=True)
+    print_zoo_table(rows)
+    return 0
+
+
 # --------------------------------------------------------------------------- report
 
 def fmt(v, spec=".2f", suffix=""):
@@ -224,16 +359,22 @@ def print_target(rows):
 
 
 def main(argv=None):
-    defs = load_definitions()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=40, help="timed runs per figure (median)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed runs before each block of timed runs")
-    parser.add_argument("--model", choices=list(defs.NETWORKS), action="append",
-                        help="run only this model (repeatable)")
+    parser.add_argument("--model", action="append", help="run only this model (repeatable)")
+    parser.add_argument("--zoo", nargs="?", const=ZOO_DEFAULT, type=pathlib.Path,
+                        help="time the zoo built by benchmarks/make_zoo.py (default ~/.cache/irrun-zoo)")
+    parser.add_argument("--irrun-root", type=pathlib.Path,
+                        help="--zoo: run the irrun package in this checkout (an earlier version, say)")
     parser.add_argument("--batch", type=int, help="repeat the stored inputs to this batch size")
     parser.add_argument("--without-irrun", action="store_true", help="time only OpenVINO and torch")
     args = parser.parse_args(argv)
-
+    torch.set_num_threads(1)
+    if args.zoo:
+        args.only = args.model
+        return main_zoo(args)
+    defs = load_definitions()
     irrun = None
     if not args.without_irrun:
         sys.path.insert(0, str(ROOT))

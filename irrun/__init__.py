@@ -1,9 +1,9 @@
 """irrun: read OpenVINO IR models, check them against the op specification, run them with NumPy."""
 from .errors import IRError
-from .runtime import Model, TensorDesc, load
+from .runtime import Model, Session, TensorDesc, load
 from .check import Report, check
 from .batch import BatchReport, check_many, input_files, run_batch
 
-__all__ = ["BatchReport", "IRError", "Model", "Report", "TensorDesc", "check", "check_many", "input_files", "load",
-           "run_batch"]
+__all__ = ["BatchReport", "IRError", "Model", "Report", "Session", "TensorDesc", "check", "check_many", "input_files",
+           "load", "run_batch"]
 __version__ = "0.1.0"

@@ -67,7 +67,13 @@ def save_outputs(path, results: dict) -> None:
     partial = f"{path}.partial"
     try:
         with open(partial, "wb") as f:
-            np.savez(f, **results)
+            np.savez(f, **{name: _without_objects(array) for name, array in results.items()})
         os.replace(partial, path)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _without_objects(array: np.ndarray) -> np.ndarray:
+    """String tensors (object arrays of bytes) as fixed-width bytes arrays: .npz files are read without pickle.
+    NumPy's bytes type drops trailing NUL bytes."""
+    return array.astype(np.bytes_) if array.dtype == object else array

@@ -22,10 +22,13 @@ from .ir.weights import WeightsFile
 from .ir.xml import read_xml
 from .ops.registry import Context, TensorInfo
 from .ops.shapes import numel, parse_dim, shape_str
+from .ops.state import WARNING_RULES as STATE_WARNINGS
+from .ops.state import variable_problems
 
 ERROR, WARNING = "error", "warning"
 # Rules reported as warnings: OpenVINO reads such files, but something is probably not as intended.
-WARNING_RULES = {"attr.unknown", "graph.dead", "layer.unimplemented", "const.size.extra", "check.internal"}
+WARNING_RULES = {"attr.unknown", "graph.dead", "layer.unimplemented", "const.size.extra", "check.internal",
+                 *STATE_WARNINGS}
 # Constant subgraphs with outputs up to this many elements are computed while checking, as the runtime
 # does at load, so that shape arithmetic (ShapeOf -> Gather -> Reshape) is checked with real values.
 FOLD_LIMIT = 1 << 12
@@ -224,7 +227,8 @@ class _Checker:
             self.add(WARNING, "attr.unknown", f"unknown attribute '{name}' (OpenVINO ignores it)", ref)
         if node.op is None and not node.invalid and not live:
             self.report(unsupported_error(node, self.file))  # live layers are reported by build_graph
-        if node.ref.type == "Constant" and node.op is not None and node.op.element_type.storage is not None:
+        if node.ref.type == "Constant" and node.op is not None and node.op.element_type.storage is not None \
+                and node.op.element_type.name != "string":  # a string Const's size depends on its strings
             needed = node.op.element_type.nbytes(numel(node.op.shape))
             if node.op.size > needed:
                 self.add(WARNING, "const.size.extra", f"size {node.op.size} is more than the {needed} bytes "
@@ -277,6 +281,8 @@ class _Checker:
                     self.decls[(layer_id, index, 1)].info()
                 if info is not None:
                     infos[(layer_id, index)] = info
+        for problem in variable_problems(graph, infos):
+            self.report(problem.located(file=self.file))
 
     def infer_node(self, node: Node, in_infos) -> list[TensorInfo] | None:
         """The op's inferred outputs (constants computed when small), or None when it cannot be inferred."""

@@ -13,6 +13,7 @@ from .cli_batch import parallel_options, run_inputs_dir
 from .cli_options import memory_size
 from .cli_check import check_command
 from .cli_debug import RunTools, compare_command, info_command, run_tool_options
+from .cli_generate import generate_command
 from .errors import IRError
 
 EXIT_MODEL_ERROR = 1
@@ -112,7 +113,7 @@ class _errors_reported:
 def format_summary(results: dict) -> str:
     rows = [("output", "shape", "dtype", "min", "max", "mean")]
     for name, array in results.items():
-        if array.size:
+        if array.size and array.dtype != object:
             numeric = array.astype(np.float64) if array.dtype != np.bool_ else array.astype(np.int8)
             stats = [f"{numeric.min():.6g}", f"{numeric.max():.6g}", f"{numeric.mean():.6g}"]
         else:
@@ -122,7 +123,7 @@ def format_summary(results: dict) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-for command in (check_command, compare_command, info_command):
+for command in (check_command, compare_command, info_command, generate_command):
     cli.add_command(command)
 
 

@@ -13,6 +13,7 @@ import click
 from . import debug
 from .cli_options import memory_size
 from .errors import InputError, IRError
+from .ops.coverage import format_missing_ops, missing_ops
 
 
 def _shape_option(ctx, param, values):
@@ -174,23 +175,36 @@ def _reference_kind(against: str) -> str:
 @click.command("info")
 @click.argument("model", type=click.Path(dir_okay=False), required=False)
 @click.option("--ops", is_flag=True, help="List every op irrun implements, by type and version.")
+@click.option("--missing", is_flag=True,
+              help="With --ops: list instead the op versions of OpenVINO's opsets that irrun does not implement, "
+                   "with the reason (nothing when it implements them all).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--debug", "show_traceback", is_flag=True, help="Show a traceback on errors.")
-def info_command(model, ops, output_format, show_traceback):
+def info_command(model, ops, missing, output_format, show_traceback):
     """Describe MODEL: IR version, inputs and outputs, op histogram by Type-version, opsets, weights and
     the checker's findings. With --ops (MODEL optional): the ops irrun implements."""
     from .cli import _errors_reported
 
     if model is None and not ops:
         raise click.UsageError("give a MODEL, or --ops to list the ops irrun implements")
+    if missing:
+        if not ops or model is not None:
+            raise click.UsageError("--missing goes with --ops alone")
+        if output_format == "json":
+            click.echo(json.dumps([{"type": t, "version": v, "opsets": o, "reason": r}
+                                   for t, v, o, r in missing_ops()], indent=1))
+        else:
+            listing = format_missing_ops()
+            if listing:
+                click.echo(listing)
+        return
     with _errors_reported(show_traceback):
         document = {}
         if model is not None:
             document = debug.model_info(model)
         if output_format == "json":
             if ops:
-                document = dict(document, supported_ops=[{"type": t, "versions": v}
-                                                         for t, v in debug.supported_ops_table().items()])
+                document = dict(document, supported_ops=debug.supported_ops_records())
             click.echo(json.dumps(document, indent=1))
             return
         if model is not None:

@@ -20,15 +20,17 @@ from pathlib import Path
 
 import numpy as np
 
+from . import names as naming
 from .errors import InputError, IRError
 from .graph import Node, layer_ref
+from .ir.opsets import CLASS_VERSIONS, openvino_class_note
 from .ops.registry import supported_ops
 from .ops.shapes import parse_partial_shape, shape_str
 
 Observer = Callable[[Node, list, float], None]
 
 # Layers whose values are given, not computed: not worth comparing against another runtime.
-_GIVEN = ("Parameter", "Constant", "Result")
+_GIVEN = ("Parameter", "Constant", "Result", "Assign")  # no Result can be added on an Assign (a sink)
 
 
 def chain(*observers: Observer | None) -> Observer | None:
@@ -672,7 +674,9 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
             results.append(ov.opset1.result(output))
             keys.append((node.get_friendly_name(), index))
     ov_model.add_results(results)
-    config = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": int(threads)}
+    # f32 everywhere: no bf16 inference, no f16/u8 KV cache, no dynamic quantization of activations.
+    config = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0,
+              "INFERENCE_NUM_THREADS": int(threads)}
     try:
         compiled = core.compile_model(ov_model, "CPU", config)
         request = compiled.create_infer_request()
@@ -751,12 +755,7 @@ def model_info(path, with_checker: bool = True) -> dict:
         info["outputs"] = [{"name": d.name, "names": list(d.names), "shape": shape_str(d.shape),
                             "element_type": d.element_type} for d in model.outputs]
     else:
-        info["inputs"] = [{"name": l.name, "names": sorted(l.outputs[0].names) if l.outputs else [],
-                           "shape": "[" + l.attrs.get("shape", "") + "]", "element_type": l.attrs.get("element_type")}
-                          for l in doc.layers if l.type == "Parameter"]
-        info["outputs"] = [{"name": l.name, "names": [], "shape": "[" + ",".join(l.inputs[0].dims) + "]"
-                            if l.inputs else "[]", "element_type": l.inputs[0].precision if l.inputs else None}
-                           for l in doc.layers if l.type == "Result"]
+        info["inputs"], info["outputs"] = _declared_ports(doc)
     histogram = Counter()
     for layer in doc.layers:
         ref = layer_ref(layer)
@@ -787,6 +786,32 @@ def model_info(path, with_checker: bool = True) -> dict:
                        "const_bytes": sum(by_type.values()), "const_bytes_by_type": dict(sorted(by_type.items()))}
     info["checker"] = _checker_section(path) if with_checker else None
     return info
+
+
+def _declared_ports(doc) -> tuple[list, list]:
+    """Inputs and outputs of a model irrun cannot load, from the declared ports, named as `run` names them."""
+    from .ir.types import element_type
+
+    def type_name(text):
+        et = element_type(text) if text else None
+        return et.name if et is not None else text
+
+    parameters = [l for l in doc.layers if layer_ref(l).type == "Parameter"]
+    results = [l for l in doc.layers if layer_ref(l).type == "Result"]
+    inputs = []
+    for layer in parameters:
+        name, all_names = naming.input_name(doc, layer)
+        inputs.append({"name": name, "names": list(all_names), "shape": "[" + layer.attrs.get("shape", "") + "]",
+                       "element_type": type_name(layer.attrs.get("element_type"))})
+    outputs = []
+    for (name, all_names), layer in zip(naming.output_names(doc, results, naming.result_sources(doc, results)),
+                                        results):
+        port = layer.inputs[0] if layer.inputs else None
+        outputs.append({"name": name, "names": list(all_names),
+                        "shape": "[" + ",".join("?" if d.strip() in ("-1", "?") else d.strip()
+                                                for d in port.dims) + "]" if port else "[]",
+                        "element_type": type_name(port.precision) if port else None})
+    return inputs, outputs
 
 
 def _opset_key(name: str):
@@ -860,8 +885,25 @@ def supported_ops_table() -> dict[str, list[int]]:
     return table
 
 
+def supported_ops_records() -> list[dict]:
+    """`info --ops` as JSON: type, versions, and OpenVINO's class version where it differs from the op version."""
+    records = []
+    for op_type, versions in supported_ops_table().items():
+        record = {"type": op_type, "versions": versions}
+        classes = {str(v): CLASS_VERSIONS[(op_type, v)] for v in versions if (op_type, v) in CLASS_VERSIONS}
+        if classes:
+            record["openvino_class_versions"] = classes
+        records.append(record)
+    return records
+
+
+def _version_label(op_type: str, version: int) -> str:
+    note = openvino_class_note(op_type, version)
+    return f"{version} ({note})" if note else str(version)
+
+
 def format_supported_ops() -> str:
     table = supported_ops_table()
-    rows = [("type", "versions")] + [(t, ", ".join(map(str, v))) for t, v in table.items()]
+    rows = [("type", "versions")] + [(t, ", ".join(_version_label(t, v) for v in vs)) for t, vs in table.items()]
     count = sum(len(v) for v in table.values())
     return "\n".join(_table(rows) + [f"{count} op versions of {len(table)} types"])

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .ir.opsets import openvino_class_note
+
 
 @dataclass(frozen=True)
 class LayerRef:
@@ -15,7 +17,8 @@ class LayerRef:
 
     def __str__(self) -> str:
         versioned = f"{self.type}-{self.version}" if self.version is not None else self.type
-        return f"layer {self.id} ({self.name}, {versioned})"
+        note = openvino_class_note(self.type, self.version)
+        return f"layer {self.id} ({self.name}, {versioned}{', ' + note if note else ''})"
 
 
 class IRError(Exception):

@@ -10,7 +10,7 @@ from typing import Callable
 
 from .errors import GraphError, IRError, LayerRef, UnsupportedOpError
 from .ir.model import IRDocument, Layer
-from .ir.opsets import is_known_opset, resolve
+from .ir.opsets import first_listed, is_known_opset, resolve
 from .ops import lookup
 from .ops.registry import Context, Op
 
@@ -35,7 +35,7 @@ class Node:
 class Graph:
     doc: IRDocument
     nodes: dict[str, Node]
-    order: list[str]          # live layers, producers before consumers
+    order: list[str]          # live layers (what the Results and Assigns need), producers before consumers
     parameters: list[str]     # every Parameter, in XML order (OpenVINO's input order)
     results: list[str]        # every Result, in XML order (OpenVINO's output order)
     dead: list[str]
@@ -73,7 +73,7 @@ def unsupported_error(node: Node, file) -> UnsupportedOpError:
     if not is_known_opset(layer.opset):
         message, rule = f"unknown opset '{layer.opset}'", "layer.opset"
     elif node.ref.version is None:
-        message, rule = f"type '{layer.type}' is not in {layer.opset}", "layer.type"
+        message, rule = f"type '{layer.type}' is not in {layer.opset}{first_listed(node.ref.type)}", "layer.type"
     else:
         message, rule = f"unsupported op {node.ref.type}-{node.ref.version} ({layer.opset})", "layer.unimplemented"
     return UnsupportedOpError(message + "; `irrun info --ops` lists the supported ops", file=file, layer=node.ref,
@@ -130,7 +130,8 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
     parameters = [layer_id for layer_id, node in nodes.items() if node.ref.type == "Parameter"]
     if not results:
         problem(GraphError("the model has no Result layer", file=file, rule="graph.results"))
-    order = _topological_order(nodes, results, file, problem)
+    sinks = [layer_id for layer_id, node in nodes.items() if node.ref.type == "Assign"]  # state writes
+    order = _topological_order(nodes, results + sinks, file, problem)
     live = set(order)
     dead = [layer_id for layer_id in nodes if layer_id not in live]
     for layer_id in order:

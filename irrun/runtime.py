@@ -2,19 +2,28 @@
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
+from . import names
 from .budget import Budget
+from .decompression import Decompression
 from .errors import ExecutionError, InputError, IRError, ShapeError
+from .folding import WideValues
 from .graph import Graph, Node, build_graph
-from .ir.types import ElementType
+from .ir.types import ElementType, element_type, from_dtype
 from .ir.weights import WeightsFile
 from .ir.xml import read_xml
 from .ops import TensorInfo
 from .ops.registry import Context
+from .ops.strings import as_bytes_list, string_tensor
+from .ops.state import WARNING_RULES as STATE_WARNINGS
+from .ops.state import AssignBase, ReadValueBase, graph_variables, variable_problems
 from .ops.shapes import numel, parse_dim, shape_str
+from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step
 
 
 @dataclass(frozen=True)
@@ -29,25 +38,46 @@ class TensorDesc:
 
 
 def tensor_names(graph: Graph, layer_id: str, port_index: int) -> tuple[str, ...]:
-    """A tensor's names as OpenVINO reads them: the port's `names`, plus the producer's layer name in IR v10."""
-    node = graph.nodes[layer_id]
-    names = set(node.layer.outputs[port_index].names)
-    if graph.doc.ir_version == 10 and node.ref.type != "Constant":
-        names.add(node.layer.name if len(node.layer.outputs) == 1 else f"{node.layer.name}.{port_index}")
-    return tuple(sorted(names))
+    """A tensor's names as OpenVINO reads them (irrun/names.py)."""
+    return names.tensor_names(graph.doc, graph.nodes[layer_id].layer, port_index)
 
 
 def result_names(graph: Graph, result_id: str) -> tuple[str, ...]:
-    """A Result's names: its own `output_names` (IR v11) when given, else its input tensor's names."""
-    node = graph.nodes[result_id]
-    own = node.layer.extra.get("output_names")
-    if own is not None and graph.doc.ir_version >= 11:
-        return tuple(sorted({n.strip() for n in own.split(",") if n.strip()}))
-    return tensor_names(graph, *node.inputs[0])
+    """A Result's names (irrun/names.py)."""
+    source_id, port_index = graph.nodes[result_id].inputs[0]
+    return names.result_names(graph.doc, graph.nodes[result_id].layer, (graph.nodes[source_id].layer, port_index))
+
+
+def all_static(infos) -> bool:
+    for info in infos:
+        if info.shape is None or None in info.shape:
+            return False
+    return True
+
+
+def all_values(infos) -> bool:
+    for info in infos:
+        if info.value is None:
+            return False
+    return True
+
+
+def any_value(infos) -> bool:
+    for info in infos:
+        if info.value is not None:
+            return True
+    return False
+
+
+PLAN_CACHE_SIZE = 8    # plans kept per model, most recently used first out last
+FOLD_LIMIT = 1 << 20   # bytes: a plan computes a step whose inputs are all known while planning up to this size
 
 
 class Model:
-    """A loaded model: `inputs`, `outputs` and `run()`."""
+    """A loaded model: `inputs`, `outputs` and `run()`.
+
+    Each run follows a plan (irrun/plan.py) built once per signature of input shapes and cached: shapes
+    inferred, kernels bound, freeing points and memory figures computed. `plan(shapes)` returns one."""
 
     def __init__(self, graph: Graph, budget: Budget):
         self.graph = graph
@@ -56,27 +86,57 @@ class Model:
         self.infos: dict[tuple[str, int], TensorInfo] = {}
         self._consumers = graph.consumers()
         self._unused = self._unused_outputs()
+        self.decompression = Decompression(graph)
         with np.errstate(all="ignore"):
             self._infer_at_load()
-        self._results_read = {graph.nodes[r].inputs[0] for r in graph.results}  # inference checked they exist
+        for layer_id in graph.order:
+            graph.nodes[layer_id].op.unused_outputs = self._unused[layer_id]
+        self.variables = sorted(graph_variables(graph))  # variable ids: a model with any is stateful
+        for problem in variable_problems(graph, self.infos):
+            if problem.rule not in STATE_WARNINGS:
+                raise problem.located(file=self.path)
         self.inputs = [self._input_desc(pid) for pid in graph.parameters]
         self.outputs = self._output_descs()
+        self._by_name: dict[str, str] = {}
+        for desc, layer_id in zip(self.inputs, graph.parameters):
+            for name in desc.names:
+                self._by_name.setdefault(name, layer_id)
+        live = set(graph.order)
+        self._live_params = [pid for pid in graph.parameters if pid in live]
+        self._plans: OrderedDict[tuple, Plan] = OrderedDict()
 
     # ------------------------------------------------------------ load
 
     def _infer_at_load(self) -> None:
         """Infer every live layer from the declared inputs; layers whose inputs are all constant are
         computed here once (f16 Const -> Convert, shape arithmetic) and not on every run."""
+        wide = WideValues()  # f16/bf16 folded values kept in f32 (irrun/folding.py)
+        remaining = dict(self._consumers)
         for layer_id in self.graph.order:
             node = self.graph.nodes[layer_id]
             in_infos = [self.infos[source] for source in node.inputs]
-            out_infos = self._infer(node, in_infos)
+            if layer_id in self.decompression.codes:  # left compressed: irrun/decompression.py
+                out_infos = [self.decompression.codes_info(node)]
+            else:
+                out_infos = self._infer(node, in_infos)
             if node.op.foldable and node.ref.type != "Constant" and in_infos and all(
                     i.value is not None for i in in_infos):
-                values = self._execute(node, [i.value for i in in_infos], in_infos, out_infos)
-                out_infos = [TensorInfo(info.shape, info.type, value) for info, value in zip(out_infos, values)]
+                out_infos = wide.fold(node, in_infos, out_infos, lambda _, ii, oi: self._fold(node, ii, oi))
             for index, info in enumerate(out_infos):
                 self.infos[(layer_id, index)] = info
+            for source in node.inputs:
+                remaining[source] -= 1
+                if not remaining[source]:
+                    wide.forget(source)
+        self.decompression.bind(self.infos, self.budget)
+
+    def _fold(self, node: Node, in_infos, out_infos) -> list[np.ndarray]:
+        """Compute a layer whose inputs are all known, every output included."""
+        saved, node.op.unused_outputs = node.op.unused_outputs, frozenset()
+        try:
+            return self._execute(node, [i.value for i in in_infos], in_infos, out_infos)
+        finally:
+            node.op.unused_outputs = saved
 
     def _unused_outputs(self) -> dict[str, frozenset]:
         """Per live layer, the outputs no live layer reads and no Result returns (e.g. MaxPool indices a
@@ -103,19 +163,155 @@ class Model:
 
     def _input_desc(self, layer_id: str) -> TensorDesc:
         node = self.graph.nodes[layer_id]
-        names = tensor_names(self.graph, layer_id, 0) or (node.layer.name,)
+        name, all_names = names.input_name(self.graph.doc, node.layer)
         info = self.infos.get((layer_id, 0)) or self._infer(node, [])[0]
-        return TensorDesc(names[0], tuple(dict.fromkeys(names + (node.layer.name,))), info.shape, info.type.name)
+        return TensorDesc(name, all_names, info.shape, info.type.name)
 
     def _output_descs(self) -> list[TensorDesc]:
-        descs, used = [], set()
-        for position, result_id in enumerate(self.graph.results):
-            names = result_names(self.graph, result_id)
-            name = names[0] if names and names[0] not in used else f"output{position}"
-            used.add(name)
-            info = self.infos[self.graph.nodes[result_id].inputs[0]]
-            descs.append(TensorDesc(name, names, info.shape, info.type.name))
-        return descs
+        nodes = [self.graph.nodes[r] for r in self.graph.results]
+        sources = [(self.graph.nodes[n.inputs[0][0]].layer, n.inputs[0][1]) for n in nodes]
+        named = names.output_names(self.graph.doc, [n.layer for n in nodes], sources)
+        return [TensorDesc(name, all_names, self.infos[n.inputs[0]].shape, self.infos[n.inputs[0]].type.name)
+                for (name, all_names), n in zip(named, nodes)]
+
+    # ------------------------------------------------------------ plans
+
+    def plan(self, shapes, state=None) -> Plan:
+        """The plan for inputs of these shapes: a dict by input name or a list in input order, as `run` takes
+        arrays; `state`: variable id -> array (or (shape, element type name)) for variables that are set.
+        `print(model.plan(...))` lists its steps."""
+        if isinstance(shapes, dict):
+            by_id = {self._layer_of(name): tuple(shape) for name, shape in shapes.items()}
+        else:
+            by_id = dict(zip(self.graph.parameters, (tuple(s) for s in shapes)))
+        for desc, layer_id in zip(self.inputs, self.graph.parameters):
+            if layer_id in self._live_params:
+                if layer_id not in by_id:
+                    raise InputError(f"input {desc.name!r} is missing", file=self.path)
+                self._check_shape(desc, layer_id, by_id[layer_id])
+        current = {}
+        for var_id, value in (state or {}).items():
+            if isinstance(value, np.ndarray):
+                current[var_id] = TensorInfo(value.shape, from_dtype(value.dtype))
+            else:
+                current[var_id] = TensorInfo(tuple(value[0]), element_type(value[1]))
+        with np.errstate(all="ignore"):
+            return self._plan_for(tuple(by_id.get(pid) for pid in self.graph.parameters), current)
+
+    def _signature(self, feeds: dict) -> tuple:
+        return tuple(feeds[pid].shape if pid in feeds and pid in self._live_params else None
+                     for pid in self.graph.parameters)
+
+    def _plan_for(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:
+        """`state`: the shapes and types of the variables that are set, part of the signature."""
+        key = (signature, tuple(sorted((k, i.shape, i.type.name) for k, i in state.items())))
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._plans.move_to_end(key)
+            return plan
+        plan = self._build_plan(signature, state)
+        self._plans[key] = plan
+        if len(self._plans) > PLAN_CACHE_SIZE:
+            self._plans.popitem(last=False)
+        return plan
+
+    def _build_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:
+        slot_of: dict[tuple[str, int], int] = {}
+        infos: list[TensorInfo] = []
+        initial: list = []
+        steps: list[Step] = []
+
+        def new_slots(node: Node, out_infos, values=None) -> tuple[int, ...]:
+            slots = []
+            for index, info in enumerate(out_infos):
+                slot_of[(node.id, index)] = len(infos)
+                slots.append(len(infos))
+                infos.append(info)
+                initial.append(None if values is None else values[index])
+            return tuple(slots)
+
+        shapes = dict(zip(self.graph.parameters, signature))
+        self.budget.live = 0
+        pruned = False
+        for layer_id in self.graph.order:
+            node = self.graph.nodes[layer_id]
+            kind = node.ref.type
+            if kind == "Parameter":
+                info = TensorInfo(shapes[layer_id], self.infos[(layer_id, 0)].type)
+                steps.append(Step(INPUT, node, (), new_slots(node, [info]), out_infos=[info]))
+                continue
+            if layer_id in self.decompression.absorbed:  # a fused reader decompresses it
+                if (layer_id, 0) in self.decompression.weights:
+                    new_slots(node, [self.infos[(layer_id, 0)]])
+                continue
+            known = self.infos.get((layer_id, 0))
+            if known is not None and known.value is not None:  # computed at load
+                out_infos = [self.infos[(layer_id, i)] for i in range(len(node.layer.outputs) or 1)]
+                slots = new_slots(node, out_infos, [i.value for i in out_infos])
+                steps.append(Step(CONSTANT, node, (), slots, out_infos=out_infos))
+                continue
+            inputs = tuple(slot_of[source] for source in node.inputs)
+            in_infos = [infos[slot] for slot in inputs]
+            if kind == "Result":
+                steps.append(Step(RESULT, node, inputs, inputs, in_infos, in_infos))
+                continue
+            out_infos = self._infer(node, in_infos)
+            if isinstance(node.op, (ReadValueBase, AssignBase)):
+                current = state.get(node.op.variable_id)
+                if isinstance(node.op, ReadValueBase):
+                    out_infos = [self._read_info(node, in_infos, current)]
+                    if current is not None and inputs:  # the init subgraph is not needed while the variable is set
+                        inputs, in_infos, pruned = (), [], True
+                steps.append(Step(KERNEL, node, inputs, new_slots(node, out_infos), in_infos, out_infos,
+                                  kernel=node.op.run, dynamic=not all_static(in_infos + out_infos),
+                                  state="read" if isinstance(node.op, ReadValueBase) else "write",
+                                  variable=node.op.variable_id))
+                continue
+            values = self._plan_values(node, in_infos, out_infos)
+            if values is not None:
+                out_infos = [TensorInfo(i.shape, i.type, v) for i, v in zip(out_infos, values)]
+                steps.append(Step(CONSTANT, node, (), new_slots(node, out_infos, values), out_infos=out_infos))
+                continue
+            if any_value(out_infos):
+                out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
+            steps.append(Step(KERNEL, node, inputs, new_slots(node, out_infos), in_infos, out_infos,
+                              kernel=node.op.run, dynamic=not (all_static(in_infos) and all_static(out_infos))))
+        plan = Plan(signature, steps, len(infos), initial,
+                    inputs=tuple(slot_of.get((pid, 0)) for pid in self.graph.parameters),
+                    outputs=tuple(slot_of[self.graph.nodes[r].inputs[0]] for r in self.graph.results),
+                    infos=infos, state={k: i.shape for k, i in sorted(state.items())}, model=self)
+        if pruned:
+            plan.prune()
+        for rewrite in REWRITES:
+            rewrite(plan)
+        plan.finish(set(plan.outputs), self.budget.limit, self._check_planned,
+                    held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()))
+        self.budget.live = 0
+        return plan
+
+    def _plan_values(self, node: Node, in_infos, out_infos) -> list | None:
+        """A step's outputs when they are known while planning: given by inference (ShapeOf of a static
+        shape) or computed from inputs all known (shape arithmetic), if small."""
+        if out_infos and all_values(out_infos):
+            return [i.value for i in out_infos]
+        if node.op.foldable and in_infos and all_values(in_infos) and all_static(out_infos) and sum(
+                numel(i.shape) * i.type.storage.itemsize for i in out_infos) <= FOLD_LIMIT:
+            return self._fold(node, in_infos, out_infos)
+        return None
+
+    def _read_info(self, node: Node, in_infos, current: TensorInfo | None) -> TensorInfo:
+        try:
+            return node.op.read_info(in_infos, current)
+        except IRError as exc:
+            raise exc.located(file=self.path, layer=node.ref) from None
+
+    def _check_planned(self, step: Step, index: int, nbytes: int, live: int) -> None:
+        self.budget.live = live
+        info = step.out_infos[index]
+        try:
+            self.budget.check(nbytes, lambda: f"output {index} of shape {shape_str(info.shape)} {info.type}")
+        except IRError as exc:
+            raise exc.located(file=self.path, layer=step.node.ref) from None
 
     # ------------------------------------------------------------ run
 
@@ -124,62 +320,124 @@ class Model:
         or a list in input order. Returns output name -> array, in output order.
 
         `observer(node, outputs, seconds)`, when given, sees every live layer in execution order with
-        its output arrays and the time its kernel took (0 for inputs and for layers computed at load)."""
-        with np.errstate(all="ignore"):  # overflow to inf, NaN from 0/0: values, not warnings
-            return self._run(inputs, observer)
-
-    def _run(self, inputs, observer):
-        self.budget.live = 0
-        feeds = self._bind_inputs(inputs)
-        values: dict[tuple[str, int], np.ndarray] = {}
-        infos: dict[tuple[str, int], TensorInfo] = {}
-        remaining = dict(self._consumers)
-        keep = self._results_read
-        for layer_id in self.graph.order:
-            node = self.graph.nodes[layer_id]
-            known = self.infos.get((layer_id, 0))
-            if node.ref.type == "Parameter":
-                array = feeds[layer_id]
-                values[(layer_id, 0)] = array
-                infos[(layer_id, 0)] = TensorInfo(array.shape, known.type, array)
-                self.budget.live += array.nbytes
-                if observer:
-                    observer(node, [array], 0.0)
-                continue
-            if known is not None and known.value is not None:  # computed at load
-                for index in range(len(node.layer.outputs) or 1):
-                    info = self.infos[(layer_id, index)]
-                    values[(layer_id, index)] = info.value
-                    infos[(layer_id, index)] = info
-                if observer:
-                    observer(node, [values[(layer_id, i)] for i in range(len(node.layer.outputs) or 1)], 0.0)
-                continue
-            in_arrays = [values[source] for source in node.inputs]
-            in_infos = [infos[source] for source in node.inputs]
-            out_infos = self._infer(node, in_infos)
-            node.op.unused_outputs = frozenset() if observer else self._unused[layer_id]
-            started = time.perf_counter()
-            out_arrays = self._execute(node, in_arrays, in_infos, out_infos)
-            if observer:
-                observer(node, out_arrays, time.perf_counter() - started)
-            for index, (info, array) in enumerate(zip(out_infos, out_arrays)):
-                values[(layer_id, index)] = array
-                infos[(layer_id, index)] = TensorInfo(info.shape, info.type, array)
-            for source in node.inputs:
-                remaining[source] -= 1
-                if remaining[source] == 0 and source not in keep:
-                    freed = values.pop(source)
-                    infos.pop(source)
-                    if self.infos.get(source) is None or self.infos[source].value is None:
-                        self.budget.live -= freed.nbytes
-        return {desc.name: values[self.graph.nodes[r].inputs[0]] for desc, r in zip(self.outputs, self.graph.results)}
+        its output arrays and the time its kernel took (0 for inputs and for layers computed at load or
+        while planning)."""
+        return self._run(inputs, observer, {})[0]
 
     def run_batch(self, inputs, outputs_dir, jobs: int = 1, dask: str | None = None, on_result=None):
         """Run every input file (.npy/.npz) in `inputs`, saving outputs_dir/<stem>.npz; see irrun.batch.run_batch."""
         from .batch import run_batch
         return run_batch(self, inputs, outputs_dir, jobs=jobs, dask=dask, on_result=on_result)
 
-    def _execute(self, node: Node, in_arrays, in_infos, out_infos) -> list[np.ndarray]:
+    def session(self) -> "Session":
+        """A session: runs that carry the model's state (ReadValue/Assign variables) from one to the next."""
+        return Session(self)
+
+    def _run(self, inputs, observer, variables: dict) -> tuple[dict, dict]:
+        """One run from the state `variables` (id -> (array, ElementType)); returns the outputs and the
+        variables the run assigned (applied by the caller, after the run)."""
+        with np.errstate(all="ignore"):  # overflow to inf, NaN from 0/0: values, not warnings
+            self.budget.live = 0
+            feeds = self._bind_inputs(inputs)
+            plan = self._plan_for(self._signature(feeds), {k: TensorInfo(a.shape, et) for k, (a, et) in
+                                                           variables.items()})
+            values = plan.initial.copy()
+            for layer_id, slot in zip(self.graph.parameters, plan.inputs):
+                if slot is not None:
+                    values[slot] = feeds[layer_id]
+            writes: dict = {}
+            if plan.static and observer is None:
+                self._run_static(plan, values, variables, writes)
+            else:
+                self._run_steps(plan, values, observer, variables, writes)
+            return {desc.name: values[slot] for desc, slot in zip(self.outputs, plan.outputs)}, writes
+
+    def _run_static(self, plan: Plan, values: list, variables: dict, writes: dict) -> None:
+        """The fast loop: every shape known, every output already checked against the budget."""
+        budget = self.budget
+        step = None
+        try:
+            for step in plan.kernels:
+                budget.live = step.live
+                if step.state is None:
+                    outputs = step.kernel([values[slot] for slot in step.inputs], step.in_infos, step.out_infos)
+                else:
+                    outputs = self._state_step(step, [values[slot] for slot in step.inputs], step.in_infos,
+                                               step.out_infos, variables, writes)
+                for slot, array, (shape, dtype) in zip(step.outputs, outputs, step.expect):
+                    if array is None or array.shape != shape or array.dtype != dtype:
+                        self._check_outputs(step.node, outputs, step.out_infos)
+                    values[slot] = array
+                for slot in step.frees:
+                    values[slot] = None
+                outputs = array = None  # noqa: F841  (nothing keeps a freed output alive)
+        except IRError as exc:
+            raise exc.located(file=self.path, layer=step.node.ref) from None
+        except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
+            raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
+                                 layer=step.node.ref) from exc
+
+    def _run_steps(self, plan: Plan, values: list, observer, variables: dict, writes: dict) -> None:
+        """The general loop: dynamic steps inferred from their input values, the budget checked as tensors
+        come and go, every layer shown to the observer."""
+        live = plan.held
+        for step in plan.steps:
+            kind = step.kind
+            if kind != KERNEL:
+                if kind == INPUT:
+                    live += values[step.outputs[0]].nbytes
+                if observer:
+                    observer(step.node, [values[slot] for slot in step.outputs], 0.0)
+                for slot in step.frees:
+                    live -= values[slot].nbytes
+                    values[slot] = None
+                continue
+            in_arrays = [values[slot] for slot in step.inputs]
+            in_infos, out_infos = step.in_infos, step.out_infos
+            if step.dynamic:
+                in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
+                            for array, info in zip(in_arrays, in_infos)]
+                out_infos = self._infer(step.node, in_infos)
+                if step.state == "read":
+                    current = variables.get(step.variable)
+                    current = None if current is None else TensorInfo(current[0].shape, current[1])
+                    out_infos = [self._read_info(step.node, in_infos, current)]
+            self.budget.live = live
+            op = step.node.op
+            saved = op.unused_outputs
+            if observer:
+                op.unused_outputs = frozenset()
+            started = time.perf_counter()
+            kernel = step.kernel
+            if step.state is not None:
+                def kernel(arrays, ii, oi, step=step):
+                    return self._state_step(step, arrays, ii, oi, variables, writes)
+            try:
+                outputs = self._execute(step.node, in_arrays, in_infos, out_infos, kernel)
+            finally:
+                op.unused_outputs = saved
+            if observer:
+                observer(step.node, outputs, time.perf_counter() - started)
+            for slot, array in zip(step.outputs, outputs):
+                values[slot] = array
+                if array is not None:
+                    live += array.nbytes
+            for slot in step.frees:
+                freed, values[slot] = values[slot], None
+                if freed is not None:
+                    live -= freed.nbytes
+            in_arrays = outputs = freed = None
+
+    @staticmethod
+    def _state_step(step: Step, arrays, in_infos, out_infos, variables: dict, writes: dict) -> list:
+        if step.state == "read":
+            current = variables.get(step.variable)
+            return step.kernel(arrays, in_infos, out_infos, None if current is None else current[0])
+        outputs = step.kernel(arrays, in_infos, out_infos)
+        writes[step.variable] = (arrays[0], in_infos[0].type)
+        return outputs
+
+    def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None) -> list[np.ndarray]:
         for index, info in enumerate(out_infos):
             if not info.is_static:
                 raise ExecutionError(f"output {index} shape {shape_str(info.shape)} is not known at run time",
@@ -191,12 +449,17 @@ class Model:
                 except IRError as exc:
                     raise exc.located(file=self.path, layer=node.ref) from None
         try:
-            outputs = node.op.run(in_arrays, in_infos, out_infos)
+            outputs = (kernel or node.op.run)(in_arrays, in_infos, out_infos)
         except IRError as exc:
             raise exc.located(file=self.path, layer=node.ref) from None
         except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
             raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
                                  layer=node.ref) from exc
+        self._check_outputs(node, outputs, out_infos)
+        return outputs
+
+    def _check_outputs(self, node: Node, outputs, out_infos) -> None:
+        """What a kernel returned agrees with inference (outputs nothing reads may be None)."""
         for index, (array, info) in enumerate(zip(outputs, out_infos)):
             if array is None and index in node.op.unused_outputs:
                 continue
@@ -205,34 +468,29 @@ class Model:
                 raise ExecutionError(
                     f"internal error: output {index} is {got}, inference said "
                     f"{info.type.storage}{shape_str(info.shape)}", file=self.path, layer=node.ref)
-            if node.ref.type not in ("Result", "Constant"):
-                self.budget.live += array.nbytes
-        return outputs
+
+    def _layer_of(self, name: str) -> str:
+        if name not in self._by_name:
+            raise InputError(f"no model input is named {name!r}; inputs: "
+                             f"{', '.join(d.name for d in self.inputs)}", file=self.path)
+        return self._by_name[name]
 
     def _bind_inputs(self, inputs) -> dict[str, np.ndarray]:
         if isinstance(inputs, dict):
-            by_name = {}
-            for desc, layer_id in zip(self.inputs, self.graph.parameters):
-                for name in desc.names:
-                    by_name.setdefault(name, layer_id)
-            unknown = [k for k in inputs if k not in by_name]
-            if unknown:
-                raise InputError(f"no model input is named {unknown[0]!r}; inputs: "
-                                 f"{', '.join(d.name for d in self.inputs)}", file=self.path)
             feeds = {}
             for key, array in inputs.items():
-                if by_name[key] in feeds:
+                layer_id = self._layer_of(key)
+                if layer_id in feeds:
                     raise InputError(f"input {key!r} is given twice (under two of its names)", file=self.path)
-                feeds[by_name[key]] = array
+                feeds[layer_id] = array
         else:
             inputs = list(inputs)
             if len(inputs) != len(self.inputs):
                 raise InputError(f"{len(inputs)} inputs given, the model has {len(self.inputs)}", file=self.path)
             feeds = dict(zip(self.graph.parameters, inputs))
-        live_params = set(self.graph.order)
         for desc, layer_id in zip(self.inputs, self.graph.parameters):
             if layer_id not in feeds:
-                if layer_id in live_params:
+                if layer_id in self._live_params:
                     raise InputError(f"input {desc.name!r} is missing", file=self.path)
                 continue
             feeds[layer_id] = self._check_input(desc, layer_id, feeds[layer_id])
@@ -244,25 +502,70 @@ class Model:
         array = np.asarray(array)
         if et is None:
             return array
-        if array.dtype != et.storage:
+        if et.name == "string" and array.dtype.kind in "USOT":
+            try:
+                array = string_tensor(as_bytes_list(array), array.shape)
+            except IRError as exc:
+                raise exc.located(file=self.path, layer=node.ref) from None
+        elif array.dtype != et.storage:
             if array.dtype.kind in "biuf" and np.can_cast(array.dtype, et.storage, "safe") and et.name != "bf16":
                 array = array.astype(et.storage)
             else:
                 raise InputError(f"input {desc.name!r} has dtype {array.dtype}, expected {et.name} "
                                  f"({et.storage}; only lossless conversions are made)", file=self.path,
                                  layer=node.ref)
-        bounds = node.op.shape
-        if bounds is not None:
-            if array.ndim != len(bounds) or any(
-                    d < low or (high is not None and d > high) for d, (low, high) in zip(array.shape, bounds)):
-                raise InputError(f"input {desc.name!r} has shape {list(array.shape)}, expected "
-                                 f"{node.layer.attrs.get('shape', shape_str(desc.shape))}", file=self.path,
-                                 layer=node.ref)
+        self._check_shape(desc, layer_id, array.shape)
         try:
             self.budget.check(array.nbytes, f"input {desc.name!r}")
         except IRError as exc:
             raise exc.located(file=self.path, layer=node.ref) from None
         return array
+
+    def _check_shape(self, desc: TensorDesc, layer_id: str, shape: tuple) -> None:
+        node = self.graph.nodes[layer_id]
+        bounds = node.op.shape
+        if bounds is not None:
+            if len(shape) != len(bounds) or any(
+                    d < low or (high is not None and d > high) for d, (low, high) in zip(shape, bounds)):
+                raise InputError(f"input {desc.name!r} has shape {list(shape)}, expected "
+                                 f"{node.layer.attrs.get('shape', shape_str(desc.shape))}", file=self.path,
+                                 layer=node.ref)
+
+
+class Session:
+    """Runs of one model that carry its state: what the Assigns of a run write, the ReadValues of the next
+    read. `run` takes and returns what `Model.run` does; `reset_state()` makes every variable unset again (so
+    ReadValues give their init input, or zeros); `state` is a read-only view: variable id -> array, for the
+    variables set so far. A run that fails changes no variable."""
+
+    def __init__(self, model: Model):
+        self.model = model
+        self._variables: dict[str, tuple[np.ndarray, ElementType]] = {}
+
+    def run(self, inputs, observer=None) -> dict[str, np.ndarray]:
+        outputs, writes = self.model._run(inputs, observer, self._variables)
+        held = {id(array) for array, _ in self._variables.values()}
+        for name, array in outputs.items():
+            if id(array) in held:  # a ReadValue returned as an output: the caller may write to it
+                outputs[name] = array.copy()
+        returned = {id(array) for array in outputs.values()}
+        variables = dict(self._variables)
+        for var_id, (array, et) in writes.items():
+            variables[var_id] = (array.copy() if id(array) in returned else array, et)  # the caller may write to outputs
+        self._variables = variables
+        return outputs
+
+    def reset_state(self) -> None:
+        self._variables = {}
+
+    @property
+    def state(self) -> MappingProxyType:
+        views = {}
+        for var_id, (array, _) in self._variables.items():
+            view = array.view()
+            view.flags.writeable = False
+            views[var_id] = view
+        return MappingProxyType(views)
 
 
 def load(path, max_memory: int | None = None) -> Model:
@@ -274,4 +577,4 @@ def load(path, max_memory: int | None = None) -> Model:
     return Model(graph, budget)
 
 
-__all__ = ["Model", "TensorDesc", "load", "parse_dim"]
+__all__ = ["Model", "Plan", "Session", "TensorDesc", "load", "parse_dim"]

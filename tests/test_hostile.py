@@ -124,7 +124,7 @@ def test_short_bin_names_the_layer(tmp_path):
     ("offset", str(2 ** 64), "past the end"),
     ("size", "4", "too small"),
     ("shape", "1000000000000,1000000000000", "too small"),
-    ("element_type", "string", "not supported"),
+    ("element_type", "string", "holds 1065353216 strings"),  # f32 1.0 read as a string count
 ])
 def test_const_fields_are_checked_with_python_integers(tmp_path, field, value, fragment):
     expect_error(const_ir(tmp_path, np.ones(4, np.float32), **{field: value}), irrun.IRError, "layer 0", fragment)
@@ -229,11 +229,13 @@ def test_long_chain_has_no_recursion_limit(tmp_path):
 # ------------------------------------------------------------------ fuzzing
 
 FUZZ_CASES = 3000
+# Seeds larger than this (Swin, Faster R-CNN: ten times the time per case) are left to tools/fuzz.py's long runs.
+FUZZ_SEED_MAX_XML_BYTES = 200_000
 
 
 def test_fuzzed_models_give_success_or_irerror(tmp_path):
-    seeds = fuzz.load_seeds([MODELS])
-    assert seeds
+    seeds = [seed for seed in fuzz.load_seeds([MODELS]) if len(seed.xml) <= FUZZ_SEED_MAX_XML_BYTES]
+    assert len(seeds) >= 10
     rng, nprng = random.Random(20261121), np.random.default_rng(20261121)
     outcomes = {}
     for case in range(FUZZ_CASES):

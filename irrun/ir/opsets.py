@@ -22,6 +22,28 @@ for _opset in sorted(OPSETS, key=lambda name: int(name[5:])):
     for _type, _namespace in OPSETS[_opset].items():
         _SPEC_VERSION.setdefault((_type, _namespace), int(_opset[5:]))
 
+# Op versions whose OpenVINO C++ class carries another version than the opset that first lists it (beyond the
+# v0 classes of opset1): ov::op::v3::ScatterNDUpdate first appears in opset4, so the spec and irrun call it
+# ScatterNDUpdate-4. Each is only OpenVINO's naming of one op, not a missing version.
+CLASS_VERSIONS = {(_type, _version): _namespace for (_type, _namespace), _version in _SPEC_VERSION.items()
+                  if _namespace not in (0, _version)}
+
+
+def openvino_class_note(type_name: str, version: int | None) -> str | None:
+    """"OpenVINO's v3 class" for ScatterNDUpdate-4 and the like; None where the versions agree."""
+    namespace = CLASS_VERSIONS.get((type_name, version))
+    return None if namespace is None else f"OpenVINO's v{namespace} class"
+
+
+def first_listed(type_name: str) -> str:
+    """", first listed in opset4 (OpenVINO's v3 class)" for a known type; "" for an unknown one."""
+    versions = sorted(v for (t, _), v in _SPEC_VERSION.items() if t == type_name)
+    if not versions:
+        return ""
+    note = openvino_class_note(type_name, versions[0])
+    return f" (first listed in opset{versions[0]}{', ' + note if note else ''})"
+
+
 # Canonical spelling of every known type, keyed by its lower-case form.
 _CANONICAL = {name.lower(): name for table in OPSETS.values() for name in table}
 
@@ -54,3 +76,13 @@ def resolve(type_name: str, opset: str) -> tuple[str, int | None]:
 
 def is_known_opset(opset: str) -> bool:
     return opset in OPSETS or opset in _EXPERIMENTAL_OPSETS
+
+
+def opset_op_versions() -> dict[tuple[str, int], list[str]]:
+    """Every (type, spec op version) OpenVINO's opsets name, with the opsets that hold it, in opset order."""
+    held: dict[tuple[str, int], list[str]] = {}
+    for opset in sorted(OPSETS, key=lambda name: int(name[5:])):
+        for op_type, namespace in OPSETS[opset].items():
+            if (opset, op_type) not in _READER_REFUSES:
+                held.setdefault((op_type, _SPEC_VERSION[(op_type, namespace)]), []).append(opset)
+    return held

@@ -2,6 +2,8 @@
 
 Types NumPy lacks are stored widened: bf16, nf4 and the f8/f4 types as float32, i4 as int8,
 u1-u6 as uint8. The graph still tracks the IR type, so shapes and types are checked exactly.
+`string` tensors are NumPy object arrays whose elements are Python bytes (OpenVINO's strings are byte
+strings; model inputs may hold str, taken as UTF-8).
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ ELEMENT_TYPES = {
         _et("f8e5m2", 8, np.float32, True),
         _et("f8e8m0", 8, np.float32, True, is_signed=False),
         _et("f4e2m1", 4, np.float32, True),
-        _et("string", 0, None, is_signed=False),
+        _et("string", 0, object, is_signed=False),
         _et("dynamic", 0, None),
     )
 }

@@ -46,6 +46,8 @@ class WeightsFile:
 
 def decode(raw: memoryview, et: ElementType, count: int) -> np.ndarray:
     """`count` elements of type `et` from `raw` (already checked to be long enough), as a 1-D array."""
+    if et.name == "string":
+        return decode_strings(raw, count)
     if et.storage is None or et.name in _UNSUPPORTED:
         raise WeightsError(f"Const element type {et.name} is not supported yet", rule="const.type")
     if et.bits >= 8 and et.name in _NATIVE:
@@ -66,6 +68,29 @@ def decode(raw: memoryview, et: ElementType, count: int) -> np.ndarray:
     if et.name in _NIBBLE_TABLES:
         return _NIBBLE_TABLES[et.name][codes]
     return codes
+
+
+def decode_strings(raw: memoryview, count: int) -> np.ndarray:
+    """A string Const as OpenVINO serialises it: int32 element count N, N + 1 int32 offsets (the first 0,
+    each string i is bytes [offset[i], offset[i+1]) of the symbols), then the symbols. Everything is checked
+    against the Const's bytes before use."""
+    size = len(raw)
+    if size < 4:
+        raise WeightsError(f"a string Const needs at least 4 bytes, size is {size}", rule="const.size")
+    stored = int(np.frombuffer(raw, dtype="<i4", count=1)[0])
+    if stored != count:
+        raise WeightsError(f"the string Const holds {stored} strings, its shape has {count}", rule="const.weights")
+    header = 4 * (count + 2)
+    if header > size:
+        raise WeightsError(f"{count} strings need a {header}-byte header, size is {size}", rule="const.size")
+    offsets = np.frombuffer(raw, dtype="<i4", count=count + 1, offset=4).astype(np.int64)
+    symbols = bytes(raw[header:])
+    if offsets[0] != 0 or (np.diff(offsets) < 0).any() or offsets[-1] > len(symbols):
+        raise WeightsError(f"string offsets are not increasing from 0 to at most {len(symbols)}",
+                           rule="const.weights")
+    out = np.empty(count, dtype=object)
+    out[:] = [symbols[begin:end] for begin, end in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+    return out
 
 
 def _unpack_grouped(data: np.ndarray, name: str, count: int) -> np.ndarray:
@@ -91,7 +116,7 @@ def _unpack_low_first(data: np.ndarray, bits: int, count: int) -> np.ndarray:
 
 
 _NATIVE = {"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"}
-_UNSUPPORTED = {"string", "dynamic"}
+_UNSUPPORTED = {"dynamic"}
 
 
 def _f8_table(exp_bits: int, man_bits: int, bias: int, ieee_special: bool) -> np.ndarray:

@@ -17,44 +17,35 @@ from ..errors import ExecutionError, ShapeError
 from .arithmetic import BOOLEAN, as_work, c_cast, finish, reject_boolean, work_dtype
 from .attrs import Bool, Enum, Float, Int
 from .broadcasting import numpy_shape
+from .fastmath import blockwise, erf_f32, gelu_erf_f32
 from .registry import Op, TensorInfo, op
 from .shapes import shape_str
 
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
 
 
-def erf(x: np.ndarray, precise: bool = True) -> np.ndarray:
-    """erf in float64, vectorised. precise: the Maclaurin series below 2.5 and a continued fraction for
-    erfc above (absolute error below 1e-14), for f64 data. Otherwise (f32/f16 data, about 1e-7 relative,
-    an f32 ulp): the series below 0.5 and a Chebyshev fit of erfc above."""
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf in float64 for f64 data (float32 data: fastmath.erf_f32): the Maclaurin series below 2.5 and a
+    continued fraction for erfc above (absolute error below 1e-14)."""
     x = np.asarray(x, dtype=np.float64)
     ax = np.abs(x)
-    limit = 2.5 if precise else 0.5
-    small = ax < limit
+    small = ax < 2.5
     out = np.empty_like(x)
     xs = x[small]
     x2 = xs * xs
     term = xs.copy()
     total = xs.copy()
-    for n in range(1, 46 if precise else 14):
+    for n in range(1, 46):
         term = term * (-x2) / n
         total += term / (2 * n + 1)
     out[small] = (2.0 / math.sqrt(math.pi)) * total
     large = ~small
     xl = ax[large]
     with np.errstate(invalid="ignore", over="ignore"):
-        if precise:
-            t = xl.copy()
-            for k in range(80, 0, -1):
-                t = xl + (k / 2.0) / t
-            erfc = np.exp(-xl * xl) / math.sqrt(math.pi) / t
-        else:
-            t = 1.0 / (1.0 + 0.5 * xl)
-            poly = 0.17087277
-            for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418,
-                      0.37409196, 1.00002368, -1.26551223):
-                poly = c + t * poly
-            erfc = t * np.exp(-xl * xl + poly)
+        t = xl.copy()
+        for k in range(80, 0, -1):
+            t = xl + (k / 2.0) / t
+        erfc = np.exp(-xl * xl) / math.sqrt(math.pi) / t
         out[large] = np.copysign(1.0 - erfc, x[large])
     return out
 
@@ -190,7 +181,7 @@ class Erf(MathUnary):
         return erf(x)
 
     def float_fn(self, x):
-        return erf(x, precise=x.dtype == np.float64)
+        return erf(x) if x.dtype == np.float64 else erf_f32(x)
 
 
 class PreciseMathUnary(MathUnary):
@@ -343,7 +334,10 @@ class IsInf(FloatClass):
 class Sigmoid(Unary):
     def float_fn(self, x):
         one = x.dtype.type(1)
-        return one / (one + np.exp(-x))
+        out = np.negative(x)
+        np.exp(out, out=out)
+        out += one
+        return np.divide(one, out, out=out)
 
     def int_fn(self, x):
         e = c_cast(np.exp(np.negative(x).astype(np.float64)), x.dtype)
@@ -418,8 +412,7 @@ class Clamp(Unary):
             low = finish(np.array(self.min, np.float64), et).astype(work_dtype(et))
             high = finish(np.array(self.max, np.float64), et).astype(work_dtype(et))
             xw = as_work(x, et)
-            result = np.where(xw < low, low, np.where(xw > high, high, xw))
-            return [finish(result, et)]
+            return [finish(np.clip(xw, low, high, out=np.empty_like(xw)), et)]
         # integers: ceil(min) and floor(max), limited to the type's range
         info = np.iinfo(x.dtype)
         low = int(min(max(math.ceil(self.min), info.min), info.max)) if math.isfinite(self.min) else \
@@ -427,22 +420,45 @@ class Clamp(Unary):
         high = int(min(max(math.floor(self.max), info.min), info.max)) if math.isfinite(self.max) else \
             (info.min if self.max < 0 else info.max)
         low, high = x.dtype.type(low), x.dtype.type(high)
-        return [np.where(x < low, low, np.where(x > high, high, x)).astype(x.dtype, copy=False)]
+        if low > high:  # ceil(min) > floor(max): OpenVINO's x < min ? min : (x > max ? max : x)
+            return [np.where(x < low, low, high).astype(x.dtype, copy=False)]
+        return [np.clip(x, low, high, out=np.empty_like(x))]
 
 
 @op("Gelu", 2)
 class Gelu2(Unary):
-    """GELU with erf: 0.5 * x * (1 + erf(x / sqrt(2))), computed in double."""
+    """GELU with erf: 0.5 * x * (1 + erf(x / sqrt(2))); OpenVINO computes it in double. irrun computes
+    f64 data in double and float32 data in float32 (fastmath.py: within a few ulp of the double result);
+    the tanh form as x / (1 + exp(-2u)), u = sqrt(2/pi) * (x + 0.044715 x^3), which is
+    0.5 x (1 + tanh(u)) without its cancellation for negative x."""
 
     types = "float"
     approximation_mode = "erf"
 
     def float_fn(self, x):
+        if x.dtype == np.float32:
+            return gelu_tanh_f32(x) if self.approximation_mode == "tanh" else gelu_erf_f32(x)
         x64 = x.astype(np.float64)
         if self.approximation_mode == "tanh":
             inner = math.sqrt(2.0 / math.pi) * (x64 + 0.044715 * x64 ** 3)
             return 0.5 * x64 * (1.0 + np.tanh(inner))
-        return 0.5 * x64 * (1.0 + erf(x64 / math.sqrt(2.0), precise=x.dtype == np.float64))
+        return 0.5 * x64 * (1.0 + erf(x64 / math.sqrt(2.0)))
+
+
+def _gelu_tanh_block(x, out, floats, mask, bits):
+    (u,) = floats
+    scale = -2.0 * math.sqrt(2.0 / math.pi)
+    np.multiply(x, x, out=u)
+    u *= np.float32(scale * 0.044715)
+    u += np.float32(scale)
+    u *= x  # -2 * sqrt(2/pi) * (x + 0.044715 x^3)
+    np.exp(u, out=u)
+    u += np.float32(1)
+    np.divide(x, u, out=out)
+
+
+def gelu_tanh_f32(x):
+    return blockwise(_gelu_tanh_block, x, 1)
 
 
 @op("Gelu", 7)
@@ -474,15 +490,26 @@ class Swish(Op):
         x = as_work(inputs[0], et)
         beta = as_work(inputs[1], et) if len(inputs) == 2 else x.dtype.type(1)
         with np.errstate(all="ignore"):
-            one = x.dtype.type(1)
-            result = x / (one + np.exp(-(beta * x)))
+            result = np.multiply(x, -beta, out=np.empty_like(x))
+            np.exp(result, out=result)
+            result += x.dtype.type(1)
+            np.divide(x, result, out=result)
         return [finish(result, et)]
+
+
+def relu6_of_x_plus_3(x):
+    """min(max(x + 3, 0), 6) in a new array."""
+    out = np.add(x, x.dtype.type(3))
+    return np.clip(out, x.dtype.type(0), x.dtype.type(6), out=out)
 
 
 @op("HSwish", 4)
 class HSwish(Unary):
     def float_fn(self, x):
-        return x * np.minimum(np.maximum(x + x.dtype.type(3), x.dtype.type(0)), x.dtype.type(6)) / x.dtype.type(6)
+        out = relu6_of_x_plus_3(x)
+        out *= x
+        out /= x.dtype.type(6)
+        return out
 
     def int_fn(self, x):
         return c_cast(self.float_fn(x.astype(np.float64)), x.dtype)
@@ -491,7 +518,9 @@ class HSwish(Unary):
 @op("HSigmoid", 5)
 class HSigmoid(Unary):
     def float_fn(self, x):
-        return np.minimum(np.maximum(x + x.dtype.type(3), x.dtype.type(0)), x.dtype.type(6)) / x.dtype.type(6)
+        out = relu6_of_x_plus_3(x)
+        out /= x.dtype.type(6)
+        return out
 
     def int_fn(self, x):
         return c_cast(self.float_fn(x.astype(np.float64)), x.dtype)
@@ -499,12 +528,18 @@ class HSigmoid(Unary):
 
 @op("Mish", 4)
 class Mish(Unary):
-    """x * tanh(log(exp(x) + 1)): exp in the element type, the rest in double."""
+    """x * tanh(log(exp(x) + 1)), all in the work type like OpenVINO's reference (which adds T{1}: in
+    f32, exp(x) + 1 is 1 below x = -16.6 and Mish is -0 there)."""
 
     types = "float"
 
     def float_fn(self, x):
-        return x.astype(np.float64) * np.tanh(np.log(np.exp(x).astype(np.float64) + 1.0))
+        out = np.exp(x)
+        out += x.dtype.type(1)
+        np.log(out, out=out)
+        np.tanh(out, out=out)
+        out *= x
+        return out
 
 
 @op("SoftPlus", 4)
@@ -647,10 +682,14 @@ class SoftmaxBase(Op):
 
     def _compute(self, xw, axis):
         with np.errstate(all="ignore"):
-            shifted = xw - np.max(xw, axis=axis, keepdims=True)
-            e = np.exp(shifted)
-            total = np.sum(e, axis=axis, keepdims=True)
-            return shifted - np.log(total) if self.log else e / total
+            shifted = np.subtract(xw, np.max(xw, axis=axis, keepdims=True))
+            if self.log:
+                total = np.sum(np.exp(shifted), axis=axis, keepdims=True)
+                shifted -= np.log(total)
+                return shifted
+            np.exp(shifted, out=shifted)
+            shifted /= np.sum(shifted, axis=axis, keepdims=True)
+            return shifted
 
 
 @op("Softmax", 1)

@@ -27,6 +27,9 @@ def _merge_batch(dims, other):
     return tuple(merged), True
 
 
+BLOCK_BYTES = 1 << 23  # the scores of one block of query rows
+
+
 @op("ScaledDotProductAttention", 13)
 class ScaledDotProductAttention13(Op):
     causal = Bool(default=False)
@@ -110,26 +113,46 @@ class ScaledDotProductAttention13(Op):
             scale = ctype(np.asarray(inputs[4]).reshape(-1)[0])
         else:
             scale = ctype(1) / np.sqrt(ctype(query.shape[-1]))
-        scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
-        if self.causal:
-            length, source = scores.shape[-2], scores.shape[-1]
-            blocked = np.triu(np.ones((length, source), dtype=bool), k=1)
-            scores = np.where(blocked, ctype(-np.inf), scores)
-        elif len(inputs) > 3:
-            mask = inputs[3]
-            if mask.dtype == np.bool_:
-                scores = np.where(mask, scores, ctype(-np.inf))
-            else:
-                scores = scores + mask.astype(ctype)
-        with np.errstate(invalid="ignore", over="ignore"):
-            top = np.max(scores, axis=-1, keepdims=True)
-            weights = np.exp(scores - top)
-            weights = weights / np.sum(weights, axis=-1, keepdims=True)
-        out = np.matmul(weights, v)
+        mask = None if self.causal or len(inputs) <= 3 else inputs[3]
+        out = self.attend(q, k, v, scale, mask, ctype)
         out_shape = out_infos[0].shape
         if out.shape != tuple(out_shape):
             out = np.broadcast_to(out, out_shape)
         return [np.ascontiguousarray(out.astype(dtype))]
+
+    def attend(self, q, k, v, scale, mask, ctype):
+        """softmax(q k^T * scale + mask) v, a block of query rows at a time: the scores of a block are
+        one buffer of at most BLOCK_BYTES (or one row), updated in place."""
+        length, source = q.shape[-2], k.shape[-2]
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+        scores_shape = batch + (length, source)
+        if mask is not None:
+            mask = np.broadcast_to(mask, np.broadcast_shapes(mask.shape, scores_shape))
+            batch = mask.shape[:-2]
+        out = np.empty(np.broadcast_shapes(batch, v.shape[:-2]) + (length, v.shape[-1]), ctype)
+        row_bytes = max(1, int(np.prod(batch, dtype=np.int64))) * source * np.dtype(ctype).itemsize
+        rows = max(1, min(length, BLOCK_BYTES // max(row_bytes, 1)))
+        self.reserve(rows * row_bytes * 2, "attention scores")
+        k_t = np.swapaxes(k, -1, -2)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for r0 in range(0, length, rows):
+                r1 = min(length, r0 + rows)
+                scores = np.matmul(q[..., r0:r1, :], k_t)
+                scores *= scale
+                if self.causal:
+                    blocked = np.arange(source)[None, :] > np.arange(r0, r1)[:, None]
+                    scores = np.where(blocked, ctype(-np.inf), scores)
+                elif mask is not None:
+                    block = mask[..., r0:r1, :]
+                    if block.dtype == np.bool_:
+                        scores = np.where(block, scores, ctype(-np.inf))
+                    else:
+                        scores = np.add(scores, block.astype(ctype, copy=False), dtype=ctype)
+                scores -= np.max(scores, axis=-1, keepdims=True)
+                np.exp(scores, out=scores)
+                scores /= np.sum(scores, axis=-1, keepdims=True)
+                out[..., r0:r1, :] = np.matmul(scores, v)
+        return out
 
 
 def _dim_merge(a, b):

@@ -462,6 +462,7 @@ class If8(Op):
             raise ShapeError(f"then_body maps {len(self.branches['then_body'][2])} outputs, else_body "
                              f"{len(self.branches['else_body'][2])}", rule="port.count")
         self.num_inputs = (1, 1 + max([i for _, inputs, _ in self.branches.values() for i, _ in inputs], default=0))
+        self._stash = None
 
     def _feeds(self, name, inputs):
         graph, mapping, _ = self.branches[name]
@@ -483,7 +484,14 @@ class If8(Op):
                              rule="port.type", port=0)
         if cond.value is not None:
             name = "then_body" if bool(np.asarray(cond.value).reshape(-1)[0]) else "else_body"
-            return [TensorInfo(i.shape, i.type) for i in self._branch_infos(name, inputs)]
+            infos = self._branch_infos(name, inputs)
+            if all(i.value is not None for i in inputs) and all(i.is_static for i in inputs):
+                # every value is known (run time, or a constant subgraph): run the chosen branch now, so that
+                # outputs whose shape depends on values (an NMS in the branch) get their actual shapes
+                arrays = self._execute(name, [i.value for i in inputs], inputs)
+                self._stash = ([i.value for i in inputs], arrays)
+                return [TensorInfo(a.shape, i.type) for a, i in zip(arrays, infos)]
+            return [TensorInfo(i.shape, i.type) for i in infos]
         then, other = self._branch_infos("then_body", inputs), self._branch_infos("else_body", inputs)
         outs = []
         for index, (a, b) in enumerate(zip(then, other)):
@@ -493,9 +501,17 @@ class If8(Op):
         return outs
 
     def run(self, inputs, in_infos, out_infos):
-        name = "then_body" if bool(np.asarray(inputs[0]).reshape(-1)[0]) else "else_body"
+        if self._stash is not None and len(self._stash[0]) == len(inputs) and all(
+                a is b for a, b in zip(self._stash[0], inputs)):
+            arrays = self._stash[1]
+        else:
+            name = "then_body" if bool(np.asarray(inputs[0]).reshape(-1)[0]) else "else_body"
+            arrays = self._execute(name, inputs, in_infos)
+        self._stash = None
+        return [a.astype(info.type.storage, copy=False) for a, info in zip(arrays, out_infos)]
+
+    def _execute(self, name, inputs, in_infos):
         graph, _, outputs = self.branches[name]
-        feeds = self._feeds(name, inputs)
         model = graph.model(self._feeds(name, in_infos))
-        values = graph.run(model, feeds)
+        values = graph.run(model, self._feeds(name, inputs))
         return [values[r] for r in outputs]

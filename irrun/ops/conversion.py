@@ -4,28 +4,53 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from ..ir.narrow_floats import NARROW_FLOATS, f16_bits, ov_bf16, round_to
 from ..ir.types import ElementType
 from .attrs import Type
 from .registry import Op, TensorInfo, op
 
 
 def convert_array(x: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarray:
-    """Floats to integers truncate toward zero and wrap like a C cast through int32 (int64 for 64-bit
-    targets); out-of-range and NaN give the x86 'integer indefinite' value. Anything to boolean is x != 0."""
+    """Element type conversion as OpenVINO's reference Convert does it (docs/semantics.md): floats to
+    integers truncate toward zero like x86's C casts (through int32, or int64 for 64-bit targets and u32;
+    out-of-range and NaN give the 'integer indefinite' value, then wrap); anything to boolean is x != 0;
+    bf16, f8, f4 and nf4 targets are built from float32 with OpenVINO's rounding."""
     if dst.name == "boolean":
         return x != 0
-    if dst.name == "bf16":
-        return round_to_bf16(x.astype(np.float32))
-    if src.is_float and dst.is_integer:
-        wide = np.int64 if dst.bits == 64 else np.int32
-        with np.errstate(invalid="ignore", over="ignore"):
-            truncated = np.trunc(x.astype(np.float64))
-            limits = np.iinfo(wide)
-            in_range = (truncated >= limits.min) & (truncated <= limits.max)
-            as_int = np.where(in_range, truncated, limits.min).astype(wide)
-        return _wrap(as_int, dst)
     with np.errstate(over="ignore", invalid="ignore"):
+        if dst.name == "bf16":  # OpenVINO builds ov::bfloat16 from a float (not round-to-nearest-even)
+            return ov_bf16(x.astype(np.float32))
+        if dst.name in NARROW_FLOATS:
+            return round_to(x.astype(np.float32), dst.name)
+        if dst.name == "f16" and src.name == "f64":  # through float and ov::float16's constructor
+            return f16_bits(x.astype(np.float32)).view(np.float16)
+        if src.is_float and dst.is_integer:
+            return _wrap(_float_to_int(x, src, dst), dst)
         return _wrap(x, dst) if dst.is_integer else x.astype(dst.storage)
+
+
+def _float_to_int(x: np.ndarray, src: ElementType, dst: ElementType) -> np.ndarray:
+    """x86's truncating conversions as OpenVINO's reference compiles them. To int32 (and narrower) and int64:
+    out of range and NaN give the 'integer indefinite' minimum. To u64 (and f32 -> u32): from 2**63 (2**31)
+    up the value less 2**63 (2**31) is converted and the top bit set again, so anything past the type (+inf
+    too) gives 0. Other floats -> u32 go through int64 and keep the low 32 bits (2**32, infinities, NaN: 0)."""
+    truncated = np.trunc(x.astype(np.float64))
+    if dst.name == "u64" or (dst.name == "u32" and src.name == "f32"):
+        return _unsigned_from_signed(truncated, dst.bits)
+    return _signed(truncated, np.int64 if dst.bits == 64 or dst.name == "u32" else np.int32)
+
+
+def _signed(truncated: np.ndarray, wide) -> np.ndarray:
+    limits = np.iinfo(wide)
+    return np.where((truncated >= limits.min) & (truncated <= limits.max), truncated, limits.min).astype(wide)
+
+
+def _unsigned_from_signed(truncated: np.ndarray, bits: int) -> np.ndarray:
+    half = 2.0 ** (bits - 1)
+    wide, unsigned = (np.int64, np.uint64) if bits == 64 else (np.int32, np.uint32)
+    low = _signed(truncated, wide).view(unsigned)
+    high = _signed(truncated - half, wide).view(unsigned) ^ unsigned(1 << (bits - 1))
+    return np.where(truncated >= half, high, low)
 
 
 def _wrap(x: np.ndarray, dst: ElementType) -> np.ndarray:

@@ -212,6 +212,93 @@ def _padded(x, begins, out, kernel, strides, dilations):
     return padded
 
 
+DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2 cache
+
+
+def depthwise(padded, w, strides, dilations, out, offsets, view):
+    """view [N, G, Og, *out] += the contribution of each kernel offset, one cache-sized block of
+    channels at a time: a product into a scratch buffer and an in-place add per offset."""
+    if all(st == 1 for st in strides):
+        return depthwise_flat(padded, w, dilations, out, offsets, view)
+    if all(st <= 4 for st in strides):
+        return depthwise_phases(padded, w, strides, dilations, out, offsets, view)
+    n, groups, out_per_group = view.shape[:3]
+    per_channel = out_per_group * math.prod(out) * view.itemsize
+    block = max(1, min(groups, DEPTHWISE_BLOCK_BYTES // max(per_channel, 1)))
+    scratch = np.empty((block, out_per_group, *out), view.dtype)
+    windows = [_window(offs, dilations, strides, out) for offs in offsets]
+    spatial_ones = (1,) * len(out)
+    for b in range(n):
+        for g0 in range(0, groups, block):
+            g1 = min(groups, g0 + block)
+            acc, tmp = view[b, g0:g1], scratch[:g1 - g0]
+            for offs, window in zip(offsets, windows):
+                taps = w[(slice(g0, g1), slice(None), 0, *offs)].reshape(g1 - g0, out_per_group, *spatial_ones)
+                np.multiply(padded[(b, slice(g0, g1), None, *window)], taps, out=tmp)
+                acc += tmp
+
+
+def depthwise_flat(padded, w, dilations, out, offsets, view):
+    """Stride 1: with the spatial dims flattened, each kernel offset's window is one contiguous run of the
+    padded input, so the sums run over long contiguous rows (computed on the padded width, then cropped)."""
+    padded = np.ascontiguousarray(padded)
+    pitch = _pitch(padded.shape[2:])
+    starts = [sum(o * d * p for o, d, p in zip(offs, dilations, pitch)) for offs in offsets]
+    _flat_sums(padded, padded.shape[2:], starts, _taps(w, offsets), out, view)
+
+
+def depthwise_phases(padded, w, strides, dilations, out, offsets, view):
+    """Strides > 1: the padded input split into its stride phases (x[..., p::s, q::s], one copy of the
+    input in all, each padded to the largest); an offset at position o * d along an axis reads phase
+    (o * d) % s from (o * d) // s on with stride 1, so the sums run as in depthwise_flat."""
+    n, groups = padded.shape[:2]
+    phase_dims = [-(-d // st) for d, st in zip(padded.shape[2:], strides)]
+    phases = list(itertools.product(*(range(st) for st in strides)))
+    stacked = np.zeros((n, groups, len(phases), *phase_dims), padded.dtype)
+    for index, phase in enumerate(phases):
+        part = padded[(slice(None), slice(None), *(slice(p, None, st) for p, st in zip(phase, strides)))]
+        stacked[(slice(None), slice(None), index, *(slice(0, d) for d in part.shape[2:]))] = part
+    pitch, block = _pitch(phase_dims), math.prod(phase_dims)
+    starts = []
+    for offs in offsets:
+        pos = [o * d for o, d in zip(offs, dilations)]
+        phase = phases.index(tuple(p % st for p, st in zip(pos, strides)))
+        starts.append(phase * block + sum(p // st * pt for p, st, pt in zip(pos, strides, pitch)))
+    _flat_sums(stacked, phase_dims, starts, _taps(w, offsets), out, view)
+
+
+def _pitch(dims):
+    return [math.prod(dims[i + 1:]) for i in range(len(dims))]
+
+
+def _taps(w, offsets):
+    return [w[(slice(None), slice(None), 0, *offs)] for offs in offsets]  # each [G, Og]
+
+
+def _flat_sums(source, dims, starts, taps, out, view):
+    """view[b, g, :, *o] = sum_j taps[j][g, :] * flat(source[b, g])[starts[j] + position(o)], where
+    position(o) = sum_i o_i * pitch_i over `dims`; a cache-sized block of channels at a time."""
+    n, groups, out_per_group = view.shape[:3]
+    flat = source.reshape(n, groups, 1, -1)
+    pitch = _pitch(dims)
+    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
+    rows = out[0] * pitch[0]
+    per_channel = out_per_group * rows * view.itemsize
+    block = max(1, min(groups, 2 * DEPTHWISE_BLOCK_BYTES // max(per_channel, 1)))
+    acc = np.empty((block, out_per_group, rows), view.dtype)
+    tmp = np.empty((block, out_per_group, length), view.dtype)
+    crop = (slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))
+    for b in range(n):
+        for g0 in range(0, groups, block):
+            g1 = min(groups, g0 + block)
+            a, t = acc[:g1 - g0], tmp[:g1 - g0]
+            a.fill(0)
+            for tap, start in zip(taps, starts):
+                np.multiply(flat[b, g0:g1, :, start:start + length], tap[g0:g1, :, None], out=t)
+                a[:, :, :length] += t
+            view[b, g0:g1] = a.reshape(g1 - g0, out_per_group, out[0], *dims[1:])[crop]
+
+
 def conv_forward(x, w, strides, dilations, begins, out):
     """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type."""
     dtype = _compute_dtype(x.dtype)
@@ -227,12 +314,7 @@ def conv_forward(x, w, strides, dilations, begins, out):
     padded = _padded(x, begins, out, kernel, strides, dilations)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     if in_per_group == 1 and out_per_group <= 4:
-        # Depthwise-like: accumulate each kernel offset's contribution; no column buffer.
-        view = result.reshape(n, groups, out_per_group, *out)
-        for j, offs in enumerate(offsets):
-            window = padded[(slice(None), slice(None), *_window(offs, dilations, strides, out))]
-            taps = w[(slice(None), slice(None), 0, *offs)]  # [G, Og]
-            view += taps.reshape(*taps.shape, *([1] * len(out))) * window[:, :, None]
+        depthwise(padded, w, strides, dilations, out, offsets, result.reshape(n, groups, out_per_group, *out))
         return result.reshape(n, groups * out_per_group, *out)
     ck = in_per_group * len(offsets)
     weights = w.reshape(groups, out_per_group, in_per_group, len(offsets)).reshape(groups, out_per_group, ck)

@@ -1,9 +1,10 @@
 """Interpolate-4 and Interpolate-11, following OpenVINO's reference kernels.
 
 Every mode is applied axis by axis: each interpolated axis gets a table of taps (input indices and
-weights per output position) and the kernel gathers and sums K taps, a loop over K, never over elements.
-Coordinates are computed in float32 as OpenVINO does; sums are accumulated in float64 (OpenVINO sums in
-float32 in its own order, so float results agree to rounding)."""
+weights per output position); float data then goes through one matrix product per axis with the dense
+(output, input) weights (in float32, float64 for f64 data), other data gathers and sums the K taps in
+float64, a loop over K, never over elements. Coordinates are computed in float32 as OpenVINO does;
+OpenVINO sums in float32 in its own order, so float results agree to rounding."""
 from __future__ import annotations
 
 import math
@@ -139,8 +140,22 @@ def _bicubic_filter(a):
     return f
 
 
+DENSE_LIMIT = 1 << 22  # entries of an (output, input) weight matrix worth a matmul
+
+
 def apply_taps(x, axis, idx, w):
-    """sum_k w[o, k] * x[..., idx[o, k], ...] along `axis`, in float64."""
+    """sum_k w[o, k] * x[..., idx[o, k], ...] along `axis`: for float data one matrix product with the
+    (output, input) weights in the data's work type (f32, f64 for f64), else tap by tap in float64."""
+    out_len, in_len = idx.shape[0], x.shape[axis]
+    if x.dtype.kind == "f" and idx.size and out_len * in_len <= DENSE_LIMIT:
+        work = np.float64 if x.dtype == np.float64 else np.float32
+        weights = np.zeros((out_len, in_len), np.float64)
+        np.add.at(weights, (np.repeat(np.arange(out_len), idx.shape[1]), idx.reshape(-1)), w.reshape(-1))
+        weights = weights.astype(work)
+        pre = int(np.prod(x.shape[:axis], dtype=np.int64))
+        rows = x.astype(work, copy=False).reshape(pre, in_len, -1)
+        y = np.matmul(weights, rows)  # (pre, out_len, post)
+        return y.reshape(x.shape[:axis] + (out_len,) + x.shape[axis + 1:])
     shape = [1] * x.ndim
     shape[axis] = idx.shape[0]
     out = None

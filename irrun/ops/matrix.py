@@ -76,7 +76,11 @@ class MatMul1(Op):
             a = np.swapaxes(a, -1, -2)
         if self.transpose_b and b.ndim > 1:
             b = np.swapaxes(b, -1, -2)
-        result = np.matmul(a, b) if a.ndim > 1 or b.ndim > 1 else np.asarray(np.dot(a, b))
+        if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+            # a stack of rows times one matrix (the weights): one BLAS call for all the rows
+            result = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
+        else:
+            result = np.matmul(a, b) if a.ndim > 1 or b.ndim > 1 else np.asarray(np.dot(a, b))
         with np.errstate(over="ignore", invalid="ignore"):
             return [np.asarray(result).astype(dtype, copy=False).reshape(out_infos[0].shape)]
 
