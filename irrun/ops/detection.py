@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Float, Floats, Int, Ints, Type
-from .registry import Op, TensorInfo, op
+from .registry import Op, TensorInfo, ValueDependentOp, op
 from .shapes import require_rank, shape_str
 
 F32 = ELEMENT_TYPES["f32"]
@@ -144,7 +144,7 @@ def non_max_suppression(boxes, scores, max_out, iou_threshold, score_threshold, 
     return rows, values
 
 
-class _NMSBase(Op):
+class _NMSBase(ValueDependentOp):
     box_encoding = Enum("corner", "center", default="corner")
     sort_result_descending = Bool(default=True)
     num_inputs = (2, 5)
@@ -201,12 +201,6 @@ class _NMSBase(Op):
         sigma = np.float32(scalars[3]) if len(scalars) > 3 and self.has_sigma else np.float32(0)
         return non_max_suppression(values[0], values[1], max_out, iou, score, sigma,
                                    self.box_encoding == "center", self.sort_result_descending)
-
-    def run(self, inputs, in_infos, out_infos):
-        if all(info.value is not None for info in out_infos):
-            return [np.asarray(info.value) for info in out_infos]
-        infos = [TensorInfo(a.shape, i.type, a) for a, i in zip(inputs, in_infos)]
-        return [np.asarray(info.value) for info in self.infer(infos)]
 
 
 @op("NonMaxSuppression", 1)

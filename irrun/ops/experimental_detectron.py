@@ -283,7 +283,7 @@ class ExperimentalDetectronGenerateProposalsSingleImage6(Op):
         score = (big.astype(F32) * score).astype(F32)
         order = _descending(score)[:min(total, self.pre_nms_count)]
         boxes = np.stack([x0, y0, x1, y1], axis=1)[order]
-        kept = _proposal_nms(boxes, F32(self.nms_threshold), self.post_nms_count)
+        kept = proposal_nms(boxes, F32(self.nms_threshold), self.post_nms_count)
         rois = np.zeros((self.post_nms_count, 4), F32)
         out_scores = np.zeros(self.post_nms_count, F32)
         rois[:len(kept)] = boxes[kept]
@@ -292,10 +292,11 @@ class ExperimentalDetectronGenerateProposalsSingleImage6(Op):
         return [rois.astype(dtype), out_scores.astype(dtype)]
 
 
-def _proposal_nms(boxes, threshold, limit):
-    """Greedy NMS over boxes sorted best first (coordinate offset 0): a box is dropped when a kept box
-    touches it and their IoU exceeds the threshold; at most `limit` are kept."""
-    dead = np.zeros(len(boxes), dtype=bool)
+def proposal_nms(boxes, threshold, limit, offset=F32(0), dead=None):
+    """Greedy NMS over boxes sorted best first: a box is dropped when a kept box touches it and their IoU
+    (box sizes + `offset`) exceeds the threshold; boxes marked in `dead` start dropped; at most `limit` are
+    kept."""
+    dead = np.zeros(len(boxes), dtype=bool) if dead is None else dead.copy()
     kept = []
     for box in range(len(boxes)):
         if len(kept) >= limit:
@@ -306,7 +307,7 @@ def _proposal_nms(boxes, threshold, limit):
         if len(kept) == limit:
             break
         later = np.arange(box + 1, len(boxes))
-        iou, touching = _overlaps(boxes, box, later, F32(0), threshold)
+        iou, touching = _overlaps(boxes, box, later, offset, threshold)
         dead[box + 1:] |= (threshold < iou) & touching
     return np.array(kept, dtype=np.int64)
 

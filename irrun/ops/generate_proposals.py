@@ -9,8 +9,8 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Float, Int, Type
-from .experimental_detectron import _MAX_DELTA_LOG_WH, _descending, _float_input, _overlaps
-from .registry import Op, TensorInfo, op
+from .experimental_detectron import _MAX_DELTA_LOG_WH, _descending, _float_input, proposal_nms
+from .registry import TensorInfo, ValueDependentOp, op
 from .shapes import require_rank, shape_str
 
 F32 = np.float32
@@ -18,7 +18,7 @@ I64 = ELEMENT_TYPES["i64"]
 
 
 @op("GenerateProposals", 9)
-class GenerateProposals9(Op):
+class GenerateProposals9(ValueDependentOp):
     min_size = Float()
     nms_threshold = Float()
     pre_nms_count = Int(min=0)
@@ -71,12 +71,6 @@ class GenerateProposals9(Op):
         return [TensorInfo((None, 4), anchors.type), TensorInfo((None,), anchors.type),
                 TensorInfo((batch,), self.roi_num_type)]
 
-    def run(self, inputs, in_infos, out_infos):
-        if all(info.value is not None for info in out_infos):
-            return [np.asarray(info.value) for info in out_infos]
-        infos = [TensorInfo(a.shape, i.type, a) for a, i in zip(inputs, in_infos)]
-        return [np.asarray(info.value) for info in self.infer(infos)]
-
     def _compute(self, values):
         im_info, anchors, deltas, scores = (v.astype(F32, copy=False) for v in values)
         _, num_anchors, height, width = scores.shape
@@ -93,7 +87,7 @@ class GenerateProposals9(Op):
             boxes, big = _refine(flat_anchors, d, F32(info[0]), F32(info[1]), F32(self.min_size) * F32(scale_h),
                                  F32(self.min_size) * F32(scale_w), offset)
             order = _descending(score)[:min(total, self.pre_nms_count)]
-            kept = _nms(boxes[order], ~big[order], F32(self.nms_threshold), self.post_nms_count, offset)
+            kept = proposal_nms(boxes[order], F32(self.nms_threshold), self.post_nms_count, offset, dead=~big[order])
             rois.append(boxes[order][kept])
             roi_scores.append(score[order][kept])
             counts.append(len(kept))
@@ -123,19 +117,3 @@ def _refine(anchors, d, img_h, img_w, min_h, min_w, offset):
     return np.stack([nx0, ny0, nx1, ny1], axis=1).astype(F32), big
 
 
-def _nms(boxes, dead, threshold, limit, offset):
-    """Greedy NMS over boxes sorted best first; boxes below the minimum size start dead."""
-    dead = dead.copy()
-    kept = []
-    for box in range(len(boxes)):
-        if len(kept) >= limit:
-            break
-        if dead[box]:
-            continue
-        kept.append(box)
-        if len(kept) == limit:
-            break
-        later = np.arange(box + 1, len(boxes))
-        iou, touching = _overlaps(boxes, box, later, offset, threshold)
-        dead[box + 1:] |= (threshold < iou) & touching
-    return np.array(kept, dtype=np.int64)

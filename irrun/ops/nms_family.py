@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Float, Int, Type
-from .registry import Op, TensorInfo, op
+from .registry import TensorInfo, ValueDependentOp, op
 from .shapes import require_rank, shape_str
 
 F32 = np.float32
@@ -28,7 +28,7 @@ class _Selected:
         self.indices = indices
 
 
-class _MultiNmsBase(Op):
+class _MultiNmsBase(ValueDependentOp):
     sort_result_type = Enum("classid", "score", "none", default="none")
     sort_result_across_batch = Bool(default=False)
     output_type = Type("i32", "i64", default=I64)
@@ -89,12 +89,6 @@ class _MultiNmsBase(Op):
                     TensorInfo(counts.shape, self.output_type, counts.astype(self.output_type.storage))]
         return [TensorInfo((None, 6), out_type), TensorInfo((None, 1), self.output_type),
                 TensorInfo((images,), self.output_type)]
-
-    def run(self, inputs, in_infos, out_infos):
-        if all(info.value is not None for info in out_infos):
-            return [np.asarray(info.value) for info in out_infos]
-        infos = [TensorInfo(a.shape, i.type, a) for a, i in zip(inputs, in_infos)]
-        return [np.asarray(info.value) for info in self.infer(infos)]
 
     # ------------------------------------------------------------ selection
 

@@ -108,6 +108,18 @@ class Op:
         raise NotImplementedError
 
 
+class ValueDependentOp(Op):
+    """An op whose output shapes depend on its input values (NMS-style selections): `infer` computes the
+    outputs whenever every input value is known (at run time it is handed the actual arrays), and `run`
+    returns them."""
+
+    def run(self, inputs, in_infos, out_infos):
+        if all(info.value is not None for info in out_infos):
+            return [np.asarray(info.value) for info in out_infos]
+        infos = [TensorInfo(a.shape, i.type, a) for a, i in zip(inputs, in_infos)]
+        return [np.asarray(info.value) for info in self.infer(infos)]
+
+
 REGISTRY: dict[tuple[str, int], type[Op]] = {}
 
 

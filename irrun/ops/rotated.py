@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Float, Int, Type
 from .detection import _scalar, _scalar_value
-from .registry import Op, TensorInfo, op
+from .registry import Op, TensorInfo, ValueDependentOp, op
 from .roi_pooling import _roi_chunks
 from .shapes import require_rank, shape_str
 
@@ -201,7 +201,7 @@ def rotated_iou(box, others):
 
 
 @op("NMSRotated", 13)
-class NMSRotated13(Op):
+class NMSRotated13(ValueDependentOp):
     sort_result_descending = Bool(default=True)
     output_type = Type("i32", "i64", default=I64)
     clockwise = Bool(default=True)
@@ -237,12 +237,6 @@ class NMSRotated13(Op):
         return [TensorInfo(rows.shape, index_type, rows.astype(index_type.storage)),
                 TensorInfo(score_rows.shape, F32_TYPE, score_rows),
                 TensorInfo((1,), index_type, np.array([len(rows)], index_type.storage))]
-
-    def run(self, inputs, in_infos, out_infos):
-        if all(info.value is not None for info in out_infos):
-            return [np.asarray(info.value) for info in out_infos]
-        infos = [TensorInfo(a.shape, i.type, a) for a, i in zip(inputs, in_infos)]
-        return [np.asarray(info.value) for info in self.infer(infos)]
 
     def _compute(self, values):
         boxes, scores = values[0].astype(F32), values[1].astype(F32)
