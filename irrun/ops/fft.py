@@ -112,6 +112,17 @@ class _FFTBase(Op):
         return [dims[a] if s == -1 else s for a, s in zip(axes, signal_size)]
 
 
+def _resize_dims(shape: list, axes, signal_size, sizes_unknown: bool) -> None:
+    """Set each transformed axis's dim to its signal size (-1 keeps it; unknown sizes make it dynamic)."""
+    if sizes_unknown:
+        for axis in axes:
+            shape[axis] = None
+    elif signal_size is not None:
+        for axis, size in zip(axes, signal_size):
+            if size != -1:
+                shape[axis] = size
+
+
 def _resize(c, axes, sizes):
     """Trim or zero-pad each axis to its size (what numpy.fft's `s` does, also for sizes of 0)."""
     index = [slice(None)] * c.ndim
@@ -134,13 +145,8 @@ class _ComplexTransform(_FFTBase):
         shape = list(data.shape)
         if axes is None:
             shape[:-1] = [None] * (len(shape) - 1)
-        elif len(inputs) == 3 and signal_size is None:
-            for axis in axes:
-                shape[axis] = None
-        elif signal_size is not None:
-            for axis, size in zip(axes, signal_size):
-                if size != -1:
-                    shape[axis] = size
+        else:
+            _resize_dims(shape, axes, signal_size, sizes_unknown=len(inputs) == 3 and signal_size is None)
         return [TensorInfo(tuple(shape), data.type)]
 
     def run(self, inputs, in_infos, out_infos):
@@ -181,13 +187,7 @@ class RDFT9(_FFTBase):
         shape = list(data.shape)
         if axes is None:
             return [TensorInfo((None,) * len(shape) + (2,), data.type)]
-        if len(inputs) == 3 and signal_size is None:
-            for axis in axes:
-                shape[axis] = None
-        elif signal_size is not None:
-            for axis, size in zip(axes, signal_size):
-                if size != -1:
-                    shape[axis] = size
+        _resize_dims(shape, axes, signal_size, sizes_unknown=len(inputs) == 3 and signal_size is None)
         last = axes[-1]
         if shape[last] is not None:
             shape[last] = shape[last] // 2 + 1

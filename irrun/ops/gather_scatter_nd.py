@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Enum, Int
-from .indexing import Slice8, as_slice, slice_length, slice_range
+from .indexing import Slice8, as_slice, merged_batch_dims, slice_length, slice_range
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
 from .shapes import shape_str
@@ -72,13 +72,7 @@ class GatherND5(Op):
         if b + k > len(data.shape):
             raise ShapeError(f"indices last dim {k} plus batch_dims {b} exceeds the data rank {len(data.shape)}",
                              rule="port.dims", port=1)
-        batch = []
-        for i in range(b):
-            merged = merge_dim(data.shape[i], indices.shape[i])
-            if merged is False:
-                raise ShapeError(f"batch dims of data {shape_str(data.shape)} and indices "
-                                 f"{shape_str(indices.shape)} differ", rule="port.dims", port=1)
-            batch.append(merged)
+        batch = merged_batch_dims(data, indices, b)
         if self.flatten_batch and b > 0:
             batch = [None if None in batch else math.prod(batch)]
         shape = tuple(batch) + indices.shape[b:-1] + data.shape[b + k:]

@@ -12,6 +12,18 @@ from .shape_ops import contiguous, int_values, merge_dim, normalize_axis, one_di
 from .shapes import require_rank, shape_str
 
 
+def merged_batch_dims(data, indices, count: int) -> list:
+    """The first `count` dims that data and indices share (batch_dims of Gather and GatherND), merged."""
+    batch = []
+    for i in range(count):
+        merged = merge_dim(data.shape[i], indices.shape[i])
+        if merged is False:
+            raise ShapeError(f"batch dims of data {shape_str(data.shape)} and indices {shape_str(indices.shape)} "
+                             f"differ", rule="port.dims", port=1)
+        batch.append(merged)
+    return batch
+
+
 # ---------------------------------------------------------------- Gather
 
 def gather_kernel(data, indices, axis, batch_dims):
@@ -67,13 +79,7 @@ class Gather1(Op):
         axis, batch_dims = self.geometry(data, indices, axis_info)
         if data.shape is None or indices.shape is None or batch_dims is None:
             return [TensorInfo(None, data.type)]
-        batch = []
-        for i in range(batch_dims):
-            merged = merge_dim(data.shape[i], indices.shape[i])
-            if merged is False:
-                raise ShapeError(f"batch dims of data {shape_str(data.shape)} and indices "
-                                 f"{shape_str(indices.shape)} differ", rule="port.dims", port=1)
-            batch.append(merged)
+        batch = merged_batch_dims(data, indices, batch_dims)
         if axis is None:
             rank = len(data.shape) + len(indices.shape) - 1 - batch_dims
             return [TensorInfo((None,) * rank, data.type)]
