@@ -217,6 +217,7 @@ class CompressedWeight:
     uses: int = 0
     cached: np.ndarray | None = None
     table: tuple | None = None       # the kept lookup table and its declared type (streamed weights)
+    affine: list | None = None       # [(ufunc, side per row and group)]: the chain as arithmetic, checked equal
 
     @property
     def shape(self) -> tuple:
@@ -263,6 +264,8 @@ class CompressedWeight:
     def _rows(self, index, out=None) -> np.ndarray:
         """Rows `index`, written into `out` (a C-contiguous block of the output) when given."""
         codes = self._codes(index)
+        if self.affine is not None:
+            return self._affine_rows(codes, index, out)
         table, table_type = self._table(index)           # [rows, groups..., alphabet]
         count = table.shape[-1]
         table = np.broadcast_to(table, codes.shape[:-1] + (count,))
@@ -271,9 +274,9 @@ class CompressedWeight:
         flat = np.add(codes.reshape(groups, -1), offsets, dtype=np.intp)  # take() wants intp indices
         table = np.ascontiguousarray(table).reshape(-1)
         if out is not None and self._plain_tail(table_type):  # nothing to convert: look up in place
-            np.take(table, flat, out=out.reshape(flat.shape))
+            np.take(table, flat, out=out.reshape(flat.shape), mode="clip")  # in range: "clip" skips buffering out
             return out
-        values = self._tail(np.take(table, flat).reshape(codes.shape), table_type)
+        values = self._tail(np.take(table, flat, mode="clip").reshape(codes.shape), table_type)
         if out is not None:
             out[...] = values
         return values
@@ -285,6 +288,74 @@ class CompressedWeight:
         after = self.chain.layers[self.chain.layers.index(self.chain.reshape):] if self.chain.reshape else []
         return all(self.graph.nodes[layer_id].ref.type == "Reshape" or
                    self.graph.nodes[layer_id].op.destination_type.name == "f32" for layer_id in after)
+
+    # -- the chain as arithmetic
+
+    def _affine_rows(self, codes: np.ndarray, index, out=None) -> np.ndarray:
+        """Rows `index` computed by `affine` from their codes (shaped [rows, codes_shape[1:]])."""
+        count = codes.shape[0]
+        if out is None:
+            out = np.empty((count,) + self.shape[1:], dtype=self.dtype)
+        groups = self.affine_groups()
+        self._affine(codes.reshape(count, groups, -1), index, out.reshape(count, groups, -1))
+        return out
+
+    def _affine(self, source: np.ndarray, index, target: np.ndarray) -> None:
+        """`affine` on codes [rows, groups, n] of rows `index`, into f32 `target` of the same shape."""
+        if not self.affine:
+            np.copyto(target, source, casting="unsafe")
+        for ufunc, side in self.affine:
+            ufunc(source, side[index], out=target, dtype=np.float32)
+            source = target
+
+    def affine_groups(self) -> int:
+        return int(np.prod(self.codes_shape[1:-1], dtype=np.int64)) if len(self.codes_shape) > 2 else 1
+
+    def affine_bytes(self) -> int:
+        return 0 if not self.affine else sum(side.nbytes for _, side in self.affine)
+
+    def make_affine(self) -> None:
+        """Set `affine` when the chain up to its Reshape is `Convert(codes)` then Subtract/Multiply/Add of
+        f16/f32 zero points and scales per group, its output the f32 values of the lookup table, and the codes'
+        values are their numbers (u4, u8): every weight element is then `(code - zero point) * scale` evaluated
+        elementwise in f32. It is kept only when that arithmetic gives the lookup table's bits for every code
+        value of every group (the folded chain is the definition), so it gives them for every element."""
+        chain, graph = self.chain, self.graph
+        before = chain.layers[:chain.layers.index(chain.reshape)] if chain.reshape else chain.layers
+        alphabet = _alphabet(self.codes_type)
+        if graph.nodes[before[0]].ref.type != "Convert" or alphabet.dtype.kind not in "ui" or \
+                not np.array_equal(alphabet, np.arange(alphabet.size)) or \
+                not self._plain_tail(self.infos[(before[-1], 0)].type):
+            return
+        rows, groups = self.num_rows, self.affine_groups()
+        ops = []
+        for layer_id in before[1:]:
+            node = graph.nodes[layer_id]
+            if node.ref.type == "Convert":
+                if not node.op.destination_type.is_float:
+                    return
+                continue
+            sides = [source for source in node.inputs if source[0] not in chain.layers]
+            info = self.infos[sides[0]] if len(sides) == 1 else None
+            if info is None or info.value is None or info.type.name not in ("f16", "f32") or \
+                    info.value.ndim > len(self.codes_shape):
+                return
+            side = np.broadcast_to(info.value.astype(np.float32), self.codes_shape[:-1] + (1,))
+            ops.append(({"Subtract": np.subtract, "Multiply": np.multiply, "Add": np.add}[node.ref.type],
+                        np.ascontiguousarray(side).reshape(rows, groups, 1)))
+        self.affine = ops
+        step = max(1, (1 << 21) // max(1, groups * alphabet.size))  # rows per check: tables of about 8 MB
+        codes = np.arange(alphabet.size, dtype=np.uint8 if alphabet.size <= 256 else np.uint16)
+        for first in range(0, rows, step):
+            index = slice(first, min(rows, first + step))
+            table, _ = self._table(index)
+            count = table.shape[0]
+            expected = np.ascontiguousarray(table, dtype=np.float32).reshape(count, groups, alphabet.size)
+            got = np.empty_like(expected)
+            self._affine(np.broadcast_to(codes, got.shape), index, got)
+            if not np.array_equal(got.view(np.uint32), expected.view(np.uint32)):
+                self.affine = None
+                return
 
     # -- pieces
 
@@ -413,8 +484,9 @@ def _value_codes(values: np.ndarray, et: ElementType) -> np.ndarray:
 # ---------------------------------------------------------------- binding, caching, fused steps
 
 ENABLED = True                # False: chains are folded at load like any constant subgraph (for tests)
-BLOCK_BYTES = 8 << 20         # decompressed rows per block in a streamed MatMul
+BLOCK_BYTES = 2 << 20         # decompressed rows per block in a streamed MatMul (read back from the L3 cache)
 SCRATCH_FACTOR = 3            # a block's temporaries: table, looked-up values, converted copy
+AFFINE = True                 # False: every chain is a table lookup (CompressedWeight.make_affine)
 
 
 class Decompression:
@@ -450,6 +522,8 @@ class Decompression:
                                       uses=len(chain.consumers))
             if not _streamable(weight):
                 weight.cached = fold_chain(weight, budget)
+            elif AFFINE:
+                weight.make_affine()
             self.weights[chain.output] = weight
         self.plan_cache(budget)
 
@@ -460,7 +534,7 @@ class Decompression:
         most-read weights (smallest first among equals) while they fit; the rest streams."""
         allowance = max(0, (budget.limit - _bin_size(self.graph)) // 2)
         open_weights = [w for w in self.weights.values() if w.cached is None]
-        tables = {id(w): w.table_bytes() for w in open_weights}
+        tables = {id(w): w.table_bytes() if w.affine is None else w.affine_bytes() for w in open_weights}
         used = sum(tables.values())
         keep_tables = used <= allowance
         if not keep_tables:
@@ -469,8 +543,9 @@ class Decompression:
             extra = weight.nbytes - tables[id(weight)]
             if used + extra <= allowance:
                 weight.cached = weight.full()
+                weight.affine = None  # its sides are not needed any more
                 used += extra
-            elif keep_tables:
+            elif keep_tables and weight.affine is None:
                 weight.keep_table()
         self.cached_bytes = used
 
@@ -507,6 +582,7 @@ def fuse_readers(plan) -> None:
             plan.replace([step], fused)
 
 
+fuse_readers.reusable = True  # one step of the same layer and slots for one, whatever the shapes (irrun/replan.py)
 REWRITES.append(fuse_readers)
 
 

@@ -75,6 +75,10 @@ class Plan:
     peak: int = 0
     kernels: list[Step] = field(default_factory=list)  # the kernel steps, what a run executes
     model: object = None        # the Model the plan belongs to, for rewrites that need its state
+    slot_of: dict = field(default_factory=dict)  # (layer id, output) -> slot
+    template: list | None = None  # what irrun/replan.py needs to make plans for other shapes from this one
+    reuse_key: tuple = ()       # plans with the same key may be made from this one
+    reused: bool = False        # made from another plan by irrun/replan.py
 
     def producer(self, slot: int) -> Step | None:
         for step in self.steps:

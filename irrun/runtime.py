@@ -24,6 +24,7 @@ from .ops.state import WARNING_RULES as STATE_WARNINGS
 from .ops.state import AssignBase, ReadValueBase, graph_variables, variable_problems
 from .ops.shapes import numel, parse_dim, shape_str
 from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step
+from .replan import make_template, replan, reuse_key
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ def any_value(infos) -> bool:
 
 PLAN_CACHE_SIZE = 8    # plans kept per model, most recently used first out last
 FOLD_LIMIT = 1 << 20   # bytes: a plan computes a step whose inputs are all known while planning up to this size
+PLAN_REUSE = True      # a new signature reuses a cached plan's structure (irrun/replan.py); False: built afresh
 
 
 class Model:
@@ -209,11 +211,31 @@ class Model:
         if plan is not None:
             self._plans.move_to_end(key)
             return plan
-        plan = self._build_plan(signature, state)
+        plan = self._reuse_plan(signature, state) if PLAN_REUSE else None
+        if plan is None:
+            plan = self._build_plan(signature, state)
         self._plans[key] = plan
         if len(self._plans) > PLAN_CACHE_SIZE:
             self._plans.popitem(last=False)
         return plan
+
+    def _reuse_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan | None:
+        """A plan made from the most recently used cached plan of the same structure (irrun/replan.py), its
+        memory figures and budget checks computed anew; None when there is none or the structure changes."""
+        key = reuse_key(signature, state)
+        for base in reversed(self._plans.values()):
+            if base.template is not None and base.reuse_key == key:
+                plan = replan(self, base, signature, state)
+                if plan is not None:
+                    plan.reuse_key = key
+                    self._finish_plan(plan, state)
+                return plan
+        return None
+
+    def _finish_plan(self, plan: Plan, state: dict[str, TensorInfo]) -> None:
+        plan.finish(set(plan.outputs), self.budget.limit, self._check_planned,
+                    held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()))
+        self.budget.live = 0
 
     def _build_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:
         slot_of: dict[tuple[str, int], int] = {}
@@ -270,7 +292,7 @@ class Model:
             values = self._plan_values(node, in_infos, out_infos)
             if values is not None:
                 out_infos = [TensorInfo(i.shape, i.type, v) for i, v in zip(out_infos, values)]
-                steps.append(Step(CONSTANT, node, (), new_slots(node, out_infos, values), out_infos=out_infos))
+                steps.append(Step(CONSTANT, node, (), new_slots(node, out_infos, values), in_infos, out_infos))
                 continue
             if any_value(out_infos):
                 out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
@@ -280,13 +302,14 @@ class Model:
                     inputs=tuple(slot_of.get((pid, 0)) for pid in self.graph.parameters),
                     outputs=tuple(slot_of[self.graph.nodes[r].inputs[0]] for r in self.graph.results),
                     infos=infos, state={k: i.shape for k, i in sorted(state.items())}, model=self)
+        built = list(plan.steps)
         if pruned:
             plan.prune()
         for rewrite in REWRITES:
             rewrite(plan)
-        plan.finish(set(plan.outputs), self.budget.limit, self._check_planned,
-                    held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()))
-        self.budget.live = 0
+        plan.slot_of, plan.reuse_key = slot_of, reuse_key(signature, state)
+        plan.template = make_template(built, plan)
+        self._finish_plan(plan, state)
         return plan
 
     def _plan_values(self, node: Node, in_infos, out_infos) -> list | None:
