@@ -11,8 +11,9 @@ stateless ones get their past_key_values fed back.
 Every measurement runs in its own subprocess (peak RSS is that process's ru_maxrss): OpenVINO CPU with one
 thread (INFERENCE_NUM_THREADS=1) and f32 hints; irrun with its default memory budget (room to cache the
 decompressed weights) and, for compressed variants, with `--max-memory` = 2 x model.bin + 300 MB (weights
-streamed block by block), its BLAS limited to one thread as well (`--irrun-threads`). Reported: load time, prefill time for `--prompt` tokens, mean time per decoded
-token, peak RSS, the max logit difference from OpenVINO, and the ratios the issue sets targets for (a decode
+streamed block by block), its BLAS limited to one thread as well (`--irrun-threads`). Reported: load time, prefill
+time for `--prompt` tokens, time per decoded token (median; wall and CPU time), peak RSS, the max logit difference
+from OpenVINO, and the ratios the issue sets targets for (a decode
 step within 20x OpenVINO single-thread with the small budget, within 3x with the default one). Timings
 depend on what else the machine runs: compare the ratios of one run.
 """
@@ -79,19 +80,21 @@ def worker(args) -> dict:
     started = time.perf_counter()
     outputs = run(feeds_for(input_names, prompt, past, 0))
     prefill = time.perf_counter() - started
-    position, steps = len(prompt), []
+    position, steps, cpu = len(prompt), [], []
     logits = [outputs["logits"][0, -1]]
     for _ in range(args.steps):
         past = {name: outputs[name.replace("past_key_values", "present")] for name in past}
         outputs = {"logits": outputs["logits"]}
         token = int(np.argmax(outputs["logits"][0, -1]))
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         outputs = run(feeds_for(input_names, [token], past, position))
         steps.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - started_cpu)
         position += 1
         logits.append(outputs["logits"][0, -1])
     np.save(args.logits, np.stack(logits))
     return {"load": load, "prefill": prefill, "decode": float(np.median(steps)) if steps else None,
+            "decode_cpu": float(np.median(cpu)) if cpu else None,
             "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
 
 
@@ -140,8 +143,8 @@ def main() -> None:
                 runs.append((f"irrun --max-memory {small / MB:.0f}M", "irrun", small))
             print(f"\n{variant}: model.bin {bin_size / MB:.0f} MiB, prompt {args.prompt} tokens, "
                   f"{args.steps} decode steps")
-            print(f"  {'':34s} {'load s':>8s} {'prefill s':>10s} {'decode s':>9s} {'peak RSS':>10s} "
-                  f"{'x OV decode':>11s} {'max |dlogit|':>12s}")
+            print(f"  {'':34s} {'load s':>8s} {'prefill s':>10s} {'decode s':>9s} {'CPU s':>7s} {'peak RSS':>10s} "
+                  f"{'x OV decode':>11s} {'x OV CPU':>9s} {'max |dlogit|':>12s}")
             results = {}
             for label, runtime, max_memory in runs:
                 logits_path = Path(scratch) / f"{variant}-{len(results)}.npy"
@@ -152,11 +155,13 @@ def main() -> None:
                     continue
                 reference = results["openvino 1 thread"]
                 ratio = result["decode"] / reference["decode"] if "decode" in reference else float("nan")
+                cpu_ratio = result["decode_cpu"] / reference["decode_cpu"] if "decode_cpu" in reference else float("nan")
                 diff = float(np.abs(np.load(logits_path) - np.load(Path(scratch) / f"{variant}-0.npy")).max())
                 within = "" if max_memory is None else \
                     f"  (budget {max_memory / MB:.0f} MiB: RSS {'within' if result['rss'] <= max_memory else 'OVER'})"
                 print(f"  {label:34s} {result['load']:8.2f} {result['prefill']:10.2f} {result['decode']:9.3f} "
-                      f"{result['rss'] / MB:8.0f} M {ratio:10.1f}x {diff:12.2e}{within}")
+                      f"{result['decode_cpu']:7.3f} {result['rss'] / MB:8.0f} M {ratio:10.1f}x {cpu_ratio:8.1f}x "
+                      f"{diff:12.2e}{within}")
 
 
 if __name__ == "__main__":
