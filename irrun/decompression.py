@@ -463,11 +463,13 @@ def _code_numbers(raw: np.ndarray, et: ElementType, count: int) -> np.ndarray:
     """The code (0 .. 2**bits - 1) of each element, as indices into `_alphabet`."""
     if et.bits == 8:
         return raw[:count]
-    if et.bits == 4:
-        codes = np.empty(raw.size * 2, dtype=np.uint8)
-        codes[0::2] = raw & 15
-        codes[1::2] = raw >> 4
-        return codes[:count]
+    if et.bits == 4:  # byte b -> u16 (b & 15) | (b >> 4) << 8, whose little-endian bytes are its two codes in order
+        pairs = raw.astype("<u2")
+        high = pairs >> 4
+        high <<= 8
+        pairs &= 15
+        pairs |= high
+        return pairs.view(np.uint8)[:count]
     values = decode(memoryview(raw), et, count)
     return _value_codes(values, et)
 
