@@ -49,6 +49,14 @@ def same_info(a: TensorInfo, b: TensorInfo) -> bool:
                                   and np.array_equal(a.value, b.value, equal_nan=True))
 
 
+def unchanged(slots, infos: list, built: list) -> bool:
+    """Every one of these slots still holds the template's info object."""
+    for slot in slots:
+        if infos[slot] is not built[slot]:
+            return False
+    return True
+
+
 def same_infos(new: list, old: list) -> bool:
     for a, b in zip(new, old):
         if not same_info(a, b):
@@ -74,7 +82,8 @@ def replan(model, base: Plan, signature: tuple, state: dict) -> Plan | None:
     from .runtime import all_static, any_value  # runtime imports this module
 
     template: Template = base.template
-    infos = list(template.infos)
+    built = template.infos  # a slot's info is the very object of the template while it is unchanged
+    infos = list(built)
     initial = list(template.initial)
     shapes = dict(zip(model.graph.parameters, signature))
     slot_of = template.slot_of
@@ -88,37 +97,42 @@ def replan(model, base: Plan, signature: tuple, state: dict) -> Plan | None:
                 append(old)
                 continue
             node = old.node
-            in_infos = [infos[slot_of[source]] for source in node.inputs]
-            if same_infos(in_infos, old.in_infos):
-                append(Step(CONSTANT, node, (), old.outputs, in_infos, old.out_infos))
+            sources = [slot_of[source] for source in node.inputs]
+            if unchanged(sources, infos, built):
+                append(Step(CONSTANT, node, (), old.outputs, old.in_infos, old.out_infos))
                 continue
+            in_infos = [infos[slot] for slot in sources]
             out_infos = model._infer(node, in_infos)
             values = model._plan_values(node, in_infos, out_infos)
             if values is None:
                 return None
             out_infos = [TensorInfo(i.shape, i.type, v) for i, v in zip(out_infos, values)]
-            for slot, info, value in zip(old.outputs, out_infos, values):
-                infos[slot], initial[slot] = info, value
+            if not same_infos(out_infos, old.out_infos):
+                for slot, info, value in zip(old.outputs, out_infos, values):
+                    infos[slot], initial[slot] = info, value
             append(Step(CONSTANT, node, (), old.outputs, in_infos, out_infos))
             continue
         node = old.node
         if kind == INPUT:
             info = TensorInfo(shapes[node.id], old.out_infos[0].type)
-            infos[old.outputs[0]] = info
-            append(Step(INPUT, node, (), old.outputs, out_infos=[info]))
+            if not same_info(info, old.out_infos[0]):
+                infos[old.outputs[0]] = info
+            append(Step(INPUT, node, (), old.outputs, out_infos=[infos[old.outputs[0]]]))
             continue
-        in_infos = [infos[slot] for slot in old.inputs]
         if kind == RESULT:
+            in_infos = [infos[slot] for slot in old.inputs]
             append(Step(RESULT, node, old.inputs, old.inputs, in_infos, in_infos))
             continue
         if old.state == "read":  # inferred from its init input even when the plan does not compute it
             full = [infos[slot_of[source]] for source in node.inputs]
             model._infer(node, full)
+            in_infos = [infos[slot] for slot in old.inputs]
             out_infos = [model._read_info(node, full, state.get(old.variable))]
             dynamic = not all_static(in_infos + out_infos)
-        elif same_infos(in_infos, old.in_infos):
-            out_infos, dynamic = old.out_infos, old.dynamic
+        elif unchanged(old.inputs, infos, built):
+            in_infos, out_infos, dynamic = old.in_infos, old.out_infos, old.dynamic
         else:
+            in_infos = [infos[slot] for slot in old.inputs]
             out_infos = model._infer(node, in_infos)
             if old.state is None:
                 if model._plan_values(node, in_infos, out_infos) is not None:
@@ -126,8 +140,12 @@ def replan(model, base: Plan, signature: tuple, state: dict) -> Plan | None:
                 if any_value(out_infos):
                     out_infos = [TensorInfo(i.shape, i.type) for i in out_infos]
             dynamic = not (all_static(in_infos) and all_static(out_infos))
-        for slot, info in zip(old.outputs, out_infos):
-            infos[slot] = info
+        if out_infos is not old.out_infos:
+            if same_infos(out_infos, old.out_infos):  # readers see the template's objects: unchanged
+                out_infos = old.out_infos
+            else:
+                for slot, info in zip(old.outputs, out_infos):
+                    infos[slot] = info
         if final is not None:  # (kernel, label) of the step the plan runs
             append(Step(KERNEL, node, old.inputs, old.outputs, in_infos, out_infos, kernel=final[0],
                         dynamic=dynamic, state=old.state, variable=old.variable, label=final[1]))
