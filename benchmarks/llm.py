@@ -155,7 +155,8 @@ def main() -> None:
                     continue
                 reference = results["openvino 1 thread"]
                 ratio = result["decode"] / reference["decode"] if "decode" in reference else float("nan")
-                cpu_ratio = result["decode_cpu"] / reference["decode_cpu"] if "decode_cpu" in reference else float("nan")
+                cpu_ratio = (result["decode_cpu"] / reference["decode_cpu"] if "decode_cpu" in reference
+                             else float("nan"))
                 diff = float(np.abs(np.load(logits_path) - np.load(Path(scratch) / f"{variant}-0.npy")).max())
                 within = "" if max_memory is None else \
                     f"  (budget {max_memory / MB:.0f} MiB: RSS {'within' if result['rss'] <= max_memory else 'OVER'})"

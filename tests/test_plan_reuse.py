@@ -67,7 +67,7 @@ def test_decoding_many_steps_gives_the_same_bits_with_reused_and_fresh_plans(fol
     path = CORPUS / folder / "openvino_model.xml"
     steps = runtime.PLAN_CACHE_SIZE + 4
     reused, (model, count) = greedy(path, steps, False, monkeypatch)
-    fresh, (fresh_model, fresh_count) = greedy(path, steps, True, monkeypatch)
+    fresh, (_, fresh_count) = greedy(path, steps, True, monkeypatch)
     assert count > 0 and fresh_count == 0
     assert_identical(reused, fresh)
     assert len(model._plans) == runtime.PLAN_CACHE_SIZE  # the cache limit holds for reused plans
@@ -177,15 +177,14 @@ def test_the_budget_is_checked_for_each_reused_plan_at_its_new_length(tmp_path, 
         monkeypatch.setattr(runtime, "PLAN_REUSE", not fresh)
         model = irrun.load(path, max_memory=40 << 10)
         session = model.session()
-        ran = []
         for step in range(40):
             try:
                 out = session.run({"x": x + step})
             except MemoryBudgetError as exc:
                 failed[fresh] = (step, str(exc))
                 break
-            ran.append(step)
-            np.testing.assert_array_equal(out[model.outputs[0].name][0, :, 0], 2 * np.arange(1, step + 2, dtype=np.float32))
+            expected = 2 * np.arange(1, step + 2, dtype=np.float32)
+            np.testing.assert_array_equal(out[model.outputs[0].name][0, :, 0], expected)
         if not fresh:
             assert reused_plans(model) > 0
     assert failed[False] == failed[True] and failed[False][0] > 3
@@ -201,7 +200,7 @@ def test_observers_see_every_layer_of_a_reused_plan(tmp_path, monkeypatch):
         seen[fresh] = []
         for step in range(4):
             session.run({"x": np.full((1, 2, 256), step, np.float32)},
-                        observer=lambda node, outputs, _: seen[fresh].append(
+                        observer=lambda node, outputs, _, shown=seen[fresh]: shown.append(
                             (node.ref.name, [None if a is None else a.copy() for a in outputs])))
         if not fresh:
             assert reused_plans(session.model) > 0
