@@ -53,18 +53,38 @@ def select(mask, a, b, bits):
     np.bitwise_xor(bi, ai, out=bi)  # b ^ ((a ^ b) & mask)
 
 
-def blockwise(kernel, x: np.ndarray, temporaries: int) -> np.ndarray:
-    """A new float32 array of x's shape holding kernel(x block, out block, floats, mask, bits), block by
-    block."""
+def blockwise(kernel, x: np.ndarray, temporaries: int, out: np.ndarray | None = None) -> np.ndarray:
+    """kernel(x block, out block, floats, mask, bits), block by block, into `out` (float32, x's shape;
+    a new array if None). `out` may be x itself: each block of x is then copied to a scratch buffer
+    first, since the kernels read their input after writing their output."""
     x = np.ascontiguousarray(x, dtype=np.float32)
-    out = np.empty_like(x)
+    if out is None:
+        out = np.empty(x.shape, np.float32)
     flat_in, flat_out = x.reshape(-1), out.reshape(-1)
     scratch = Blocks(temporaries)
+    copy = np.empty(min(BLOCK, flat_in.size), np.float32) if np.shares_memory(x, out) else None
     with np.errstate(all="ignore"):
         for start in range(0, flat_in.size, BLOCK):
             xs = flat_in[start:start + BLOCK]
+            if copy is not None:
+                np.copyto(copy[:xs.size], xs)
+                xs = copy[:xs.size]
             floats, mask, bits = scratch.views(xs.size)
             kernel(xs, flat_out[start:start + BLOCK], floats, mask, bits)
+    return out
+
+
+def chunked(kernel, x: np.ndarray, out: np.ndarray, temporaries: int = 1, block: int = 65536) -> np.ndarray:
+    """kernel(x block, out block, *scratch blocks) over flat blocks of contiguous x and out (same shape and
+    dtype; out C-contiguous), so that an op of several passes makes them in the cache. `out` may be x: a kernel must then
+    read each element of its x block before (or while) writing that element of its out block."""
+    flat_in, flat_out = x.reshape(-1), out.reshape(-1)
+    size = min(block, flat_in.size)
+    scratch = [np.empty(size, x.dtype) for _ in range(temporaries)]
+    with np.errstate(all="ignore"):
+        for start in range(0, flat_in.size, block):
+            xs = flat_in[start:start + block]
+            kernel(xs, flat_out[start:start + block], *(s[:xs.size] for s in scratch))
     return out
 
 
@@ -100,9 +120,9 @@ def _erf_block(x, out, floats, is_small, bits):
     np.copysign(out, x, out=out)
 
 
-def erf_f32(x: np.ndarray) -> np.ndarray:
+def erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """erf of float32 data in float32 (within 1.5 ulp)."""
-    return blockwise(_erf_block, x, 5)
+    return blockwise(_erf_block, x, 5, out)
 
 
 def exp_half_square(x, out, t, scratch):
@@ -154,6 +174,6 @@ def _gelu_block(x, out, floats, is_small, bits):
     np.copysign(out, x, out=out)  # x * Phi(x) has the sign of x, also when it is 0 (-0.0 from x < 0)
 
 
-def gelu_erf_f32(x: np.ndarray) -> np.ndarray:
+def gelu_erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """x * Phi(x) for float32 data in float32."""
-    return blockwise(_gelu_block, x, 5)
+    return blockwise(_gelu_block, x, 5, out)

@@ -1,0 +1,82 @@
+"""In-place execution: an elementwise step whose first input dies at that step writes its result into that
+input's buffer instead of allocating a new one.
+
+Two halves. While planning, `mark(plan, kept)` (called by `Plan.finish` once the freeing points are known)
+flags the candidate steps: kernel steps with static shapes whose op has `run_into(inputs, in_infos,
+out_infos, out)` and says `can_run_into(in_infos, out_infos)` (output 0 has input 0's shape and storage
+dtype), whose input 0 is freed by that step, read once by it, and is neither a model input, a constant nor
+a model output. At run time `run_step` then checks that the array in that slot is the run's alone: nothing
+but the run's slot list refers to it (not the caller, not a constant, not a view or a second slot holding
+the same array), it owns its memory or is the only view of an array that does, and it is writeable and
+C-contiguous. Otherwise the step runs as usual. Only the fast loop of static plans without observers runs
+steps in place: observers see every layer's output as a separate array.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+
+def _references(values: list, slot: int) -> int:
+    return sys.getrefcount(values[slot])
+
+
+def _base_references(array: np.ndarray) -> int:
+    return sys.getrefcount(array.base)
+
+
+_ONLY_IN_LIST = _references([np.empty(0)], 0)  # the count for an array that only a list refers to
+_ONLY_VIEW = _base_references(np.empty(1)[:])  # the count for a base that only one view refers to
+
+
+def owned_by_run(values: list, slot: int) -> bool:
+    """The array in values[slot] can be overwritten: no one else can see its memory."""
+    if _references(values, slot) != _ONLY_IN_LIST:
+        return False
+    array = values[slot]
+    if not (array.flags.writeable and array.flags.c_contiguous):
+        return False
+    if array.base is None:
+        return True
+    # a view (e.g. a Reshape's output) of an array that owns its memory and that nothing else refers to
+    return isinstance(array.base, np.ndarray) and array.base.base is None and \
+        _base_references(array) == _ONLY_VIEW
+
+
+ENABLED = True  # False: plans made from now on run no step in place (to compare with)
+
+
+def mark(plan, kept: set) -> None:
+    """Flag the plan's steps that may write output 0 into input 0 (see the module docstring)."""
+    if not ENABLED:
+        for step in plan.steps:
+            step.inplace = False
+        return
+    caller_owned = {slot for step in plan.steps if step.kind == "input" for slot in step.outputs}
+    for step in plan.steps:
+        step.inplace = False
+        if step.kind != "kernel" or step.dynamic or step.state is not None or not step.inputs:
+            continue
+        op = step.node.op
+        if not hasattr(op, "run_into") or not op.can_run_into(step.in_infos, step.out_infos):
+            continue
+        slot = step.inputs[0]
+        if slot in step.frees and slot not in kept and slot not in caller_owned \
+                and step.inputs.count(slot) == 1 and plan.initial[slot] is None:
+            step.inplace = True
+
+
+def run_step(step, values: list) -> list:
+    """Run an in-place candidate: into its input 0's buffer if the run owns it, else as usual."""
+    slot = step.inputs[0]
+    if owned_by_run(values, slot):
+        return step.node.op.run_into([values[s] for s in step.inputs], step.in_infos, step.out_infos,
+                                     values[slot])
+    return step.kernel([values[s] for s in step.inputs], step.in_infos, step.out_infos)
+
+
+def same_buffer(in_infos, out_infos) -> bool:
+    """Output 0 can live in input 0's array: same shape and storage dtype."""
+    a, b = in_infos[0], out_infos[0]
+    return a.shape is not None and tuple(a.shape) == tuple(b.shape) and a.type.storage == b.type.storage
