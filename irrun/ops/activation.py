@@ -576,16 +576,20 @@ class Swish(Op):
         return [chunked(block, x, out)]
 
 
+# np.clip's ufunc without the Python wrapper around it (which costs more than the pass on a cache block)
+clip = getattr(getattr(np, "_core", None), "umath", np).clip
+
+
 def _hswish_block(x, out, t):  # x * min(max(x + 3, 0), 6) / 6
     np.add(x, x.dtype.type(3), out=t)
-    np.clip(t, x.dtype.type(0), x.dtype.type(6), out=t)
+    clip(t, x.dtype.type(0), x.dtype.type(6), out=t)
     np.multiply(t, x, out=out)
     out /= x.dtype.type(6)
 
 
 def _hsigmoid_block(x, out):  # min(max(x + 3, 0), 6) / 6
     np.add(x, x.dtype.type(3), out=out)
-    np.clip(out, x.dtype.type(0), x.dtype.type(6), out=out)
+    clip(out, x.dtype.type(0), x.dtype.type(6), out=out)
     out /= x.dtype.type(6)
 
 
@@ -788,8 +792,10 @@ class SoftmaxBase(Op):
         in the cache; the same per-row operations as the whole-array form below)."""
         if out is None:
             out = new_like(xw)
+        if xw.size == 0:
+            return out
         with np.errstate(all="ignore"):
-            if axis == xw.ndim - 1 and xw.flags.c_contiguous and xw.size:
+            if axis == xw.ndim - 1 and xw.flags.c_contiguous:
                 rows, out_rows = xw.reshape(-1, xw.shape[-1]), out.reshape(-1, xw.shape[-1])
                 step = max(1, ROWS_BLOCK // xw.shape[-1])
                 for start in range(0, rows.shape[0], step):
