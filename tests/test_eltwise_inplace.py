@@ -9,7 +9,6 @@ import numpy as np
 import openvino as ov
 import pytest
 from openvino import opset1, opset3, opset4, opset5, opset7, opset8
-
 from oracle import build, run_irrun, run_reference
 from test_models import MODELS, model_inputs
 
@@ -248,7 +247,7 @@ def test_constants_are_never_written(tmp_path, monkeypatch):
     plan = model.plan([(n,)])
     relu = next(s for s in plan.steps if s.node.ref.type == "Relu")
     assert relu.inplace  # a candidate by the plan, refused at run time: the constant holds the memory
-    same_bits(plan.initial[[s for s in plan.steps if s.kind == "constant"][0].outputs[0]], table)
+    same_bits(plan.initial[next(s for s in plan.steps if s.kind == "constant").outputs[0]], table)
 
 
 def test_ownership_check():
@@ -305,5 +304,43 @@ def test_oracle_activations_in_place_chain(tmp_path):
     x = (rng.standard_normal((2, 8, 33)) * 3).astype(np.float32)
     built = build(lambda p: opset4.mish(opset1.clamp(opset5.hsigmoid(opset1.multiply(
         p["x"], opset1.constant(np.float32(1.5)))), 0.1, 0.9)), {"x": x}, tmp_path)
-    got = list(run_irrun(built).values())[0]
+    got = next(iter(run_irrun(built).values()))
     np.testing.assert_allclose(got, run_reference(built)[0], rtol=1e-6, atol=1e-7)
+
+
+def mvn_whole(x, axes, normalize_variance, eps, inside_sqrt):
+    """The earlier MVN kernel."""
+    work = x.astype(np.float32) if x.dtype.itemsize < 4 else x
+    centred = work - np.mean(work, axis=axes, keepdims=True, dtype=work.dtype)
+    if normalize_variance:
+        variance = np.mean(centred * centred, axis=axes, keepdims=True, dtype=work.dtype)
+        eps = work.dtype.type(eps)
+        divisor = np.sqrt(variance + eps) if inside_sqrt else np.sqrt(variance) + eps
+        centred = centred / divisor
+    return centred.astype(x.dtype, copy=False)
+
+
+@pytest.mark.parametrize("et", ["f32", "f64", "f16"])
+@pytest.mark.parametrize("shape, axes", [((2, 300, 96), (-1,)), ((5, 4, 7, 9), (2, 3)), ((3, 5000), (1,)),
+                                         ((6, 7), (0,)), ((9,), (0,)), ((2, 3, 4), (0, 1, 2)), ((2, 0, 4), (-1,))])
+def test_mvn_equals_the_whole_array_form(et, shape, axes, monkeypatch):
+    from irrun.ops import normalization
+    monkeypatch.setattr(normalization, "ROWS_BLOCK", 500)
+    storage = ELEMENT_TYPES[et].storage
+    rng = np.random.default_rng(len(shape))
+    x = (rng.standard_normal(shape) * 3 + 1).astype(storage)
+    if x.size:
+        x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -0.0]
+    axes_array = np.array(axes, np.int64)
+    infos = [TensorInfo(shape, ELEMENT_TYPES[et]), TensorInfo((len(axes),), ELEMENT_TYPES["i64"], axes_array)]
+    normalized = tuple(sorted(a % len(shape) for a in axes))
+    for variance, eps_mode in [(True, "inside_sqrt"), (True, "outside_sqrt"), (False, "inside_sqrt")]:
+        attrs = {"normalize_variance": variance, "eps": 1e-5, "eps_mode": eps_mode}
+        with np.errstate(all="ignore"):
+            want = mvn_whole(x, normalized, variance, 1e-5, eps_mode == "inside_sqrt")
+        op, out_infos = make_op("MVN", 6, attrs, infos)
+        with np.errstate(all="ignore"):
+            same_bits(op.run([x, axes_array], infos, out_infos)[0], want)
+            if op.can_run_into(infos, out_infos):
+                buffer = x.copy()
+                same_bits(op.run_into([buffer, axes_array], infos, out_infos, buffer)[0], want)

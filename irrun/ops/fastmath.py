@@ -105,9 +105,8 @@ def _erf_block(x, out, floats, is_small, bits):
     horner(ERF_SMALL, zz, small)
     small *= z
     small += z
-    np.multiply(z, np.float32(0.5), out=t)  # t = 1 / (1 + z / 2)
-    t += np.float32(1)
-    np.reciprocal(t, out=t)
+    np.add(z, np.float32(2), out=t)  # t = 1 / (1 + z / 2) = 2 / (2 + z), rounded alike
+    np.divide(np.float32(2), t, out=t)
     np.subtract(t, np.float32(B_CENTER), out=shifted)
     horner(ERFC_LARGE, shifted, out)
     out *= t
@@ -155,18 +154,16 @@ def _gelu_block(x, out, floats, is_small, bits):
     exp_half_square(clipped, xx, t, shifted)
     np.abs(clipped, out=clipped)
     np.less(clipped, np.float32(1), out=is_small)
-    np.multiply(clipped, np.float32(0.5), out=t)  # t = 1 / (1 + |x| / 2)
-    t += np.float32(1)
-    np.reciprocal(t, out=t)
+    np.add(clipped, np.float32(2), out=t)  # t = 1 / (1 + |x| / 2) = 2 / (2 + |x|), rounded alike
+    np.divide(np.float32(2), t, out=t)
     np.subtract(t, np.float32(D_CENTER), out=shifted)
     horner(PHI_TAIL, shifted, out)
     out *= t
     out *= xx  # h = Phi(-|x|)
-    # |x| * h, where max(-x, min(x, 64)) is |x| except at +inf (64: h = 0 gives +inf's result +inf;
-    # -inf gives -inf * 0 = NaN, as OpenVINO's formula does)
+    # |x| * h, where |min(x, 64)| is |x| except at +inf (64: h = 0 gives +inf's result +inf;
+    # -inf gives inf * 0 = NaN, as OpenVINO's formula does)
     np.minimum(x, np.float32(64), out=t)
-    np.negative(x, out=shifted)
-    np.maximum(t, shifted, out=t)
+    np.abs(t, out=t)
     out *= t
     np.maximum(x, np.float32(0), out=shifted)
     np.subtract(shifted, out, out=out)  # x * Phi(x) = max(x, 0) - |x| * Phi(-|x|)
