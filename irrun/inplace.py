@@ -3,9 +3,10 @@ input's buffer instead of allocating a new one.
 
 Two halves. While planning, `mark(plan, kept)` (called by `Plan.finish` once the freeing points are known)
 flags the candidate steps: kernel steps with static shapes whose op has `run_into(inputs, in_infos,
-out_infos, out)` and says `can_run_into(in_infos, out_infos)` (output 0 has input 0's shape and storage
-dtype), whose input 0 is freed by that step, read once by it, and is neither a model input, a constant nor
-a model output. At run time `run_step` then checks that the array in that slot is the run's alone: nothing
+out_infos, out)` and says `can_run_into(in_infos, out_infos, port)` (output 0 can take input `port`'s
+buffer: same shape and storage dtype) for one of its `inplace_ports` (input 0 unless the op says more, e.g.
+both operands of Add), whose input there is freed by that step, read once by it, and is neither a model
+input, a constant nor a model output. At run time `run_step` then checks that the array in that slot is the run's alone: nothing
 but the run's slot list refers to it (not the caller, not a constant, not a view or a second slot holding
 the same array), it owns its memory or is the only view of an array that does, and it is writeable and
 C-contiguous. Otherwise the step runs as usual. Only the fast loop of static plans without observers runs
@@ -59,24 +60,27 @@ def mark(plan, kept: set) -> None:
         if step.kind != "kernel" or step.dynamic or step.state is not None or not step.inputs:
             continue
         op = step.node.op
-        if not hasattr(op, "run_into") or not op.can_run_into(step.in_infos, step.out_infos):
+        if not hasattr(op, "run_into"):
             continue
-        slot = step.inputs[0]
-        if slot in step.frees and slot not in kept and slot not in caller_owned \
-                and step.inputs.count(slot) == 1 and plan.initial[slot] is None:
-            step.inplace = True
+        for port in getattr(op, "inplace_ports", (0,)):
+            slot = step.inputs[port]
+            if slot in step.frees and slot not in kept and slot not in caller_owned \
+                    and step.inputs.count(slot) == 1 and plan.initial[slot] is None \
+                    and op.can_run_into(step.in_infos, step.out_infos, port):
+                step.inplace, step.inplace_port = True, port
+                break
 
 
 def run_step(step, values: list) -> list:
-    """Run an in-place candidate: into its input 0's buffer if the run owns it, else as usual."""
-    slot = step.inputs[0]
+    """Run an in-place candidate: into its input's buffer if the run owns it, else as usual."""
+    slot = step.inputs[step.inplace_port]
     if owned_by_run(values, slot):
         return step.node.op.run_into([values[s] for s in step.inputs], step.in_infos, step.out_infos,
                                      values[slot])
     return step.kernel([values[s] for s in step.inputs], step.in_infos, step.out_infos)
 
 
-def same_buffer(in_infos, out_infos) -> bool:
-    """Output 0 can live in input 0's array: same shape and storage dtype."""
-    a, b = in_infos[0], out_infos[0]
+def same_buffer(in_infos, out_infos, port: int = 0) -> bool:
+    """Output 0 can live in input `port`'s array: same shape and storage dtype."""
+    a, b = in_infos[port], out_infos[0]
     return a.shape is not None and tuple(a.shape) == tuple(b.shape) and a.type.storage == b.type.storage

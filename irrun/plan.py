@@ -48,7 +48,8 @@ class Step:
     live: int = 0               # static plans: bytes of tensors alive when this step allocates
     expect: tuple = ()          # static steps: (shape, dtype) per output, to check what the kernel returns
     label: str = ""             # what the step computes, for printing (defaults to the layer)
-    inplace: bool = False       # may write output 0 into input 0's buffer (irrun/inplace.py)
+    inplace: bool = False       # may write output 0 into the buffer of input `inplace_port` (irrun/inplace.py)
+    inplace_port: int = 0
 
     @property
     def name(self) -> str:

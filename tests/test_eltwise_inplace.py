@@ -344,3 +344,22 @@ def test_mvn_equals_the_whole_array_form(et, shape, axes, monkeypatch):
             if op.can_run_into(infos, out_infos):
                 buffer = x.copy()
                 same_bits(op.run_into([buffer, axes_array], infos, out_infos, buffer)[0], want)
+
+
+def test_binary_ops_write_into_either_operand(tmp_path, monkeypatch):
+    x = opset1.parameter([2, 3, 8], np.float32, name="x")
+    r = opset1.relu(x)
+    s = opset1.subtract(x, r)                                                  # r dies: into operand 1
+    m = opset1.multiply(s, opset1.reduce_mean(s, opset1.constant(np.int64([-1])), True))  # s dies: operand 0
+    d = opset1.divide(x, m)                                                    # m dies: operand 1
+    out = opset1.add(d, opset1.constant(np.float32([1.5])))                    # d dies: operand 0
+    path = save(ov.Model([opset1.result(out)], [x], "binary"), tmp_path)
+    feed = (np.random.default_rng(2).standard_normal((2, 3, 8)) * 2).astype(np.float32)
+    feed[0, 0, :3] = [np.nan, -0.0, np.inf]
+    kept = feed.copy()
+    outputs, steps = both_ways(path, [feed], monkeypatch)
+    assert [(s.node.ref.type, s.inplace_port) for s in steps] == [
+        ("Subtract", 1), ("Multiply", 0), ("Divide", 1), ("Add", 0)]
+    same_bits(feed, kept)
+    want = run_reference(ov.Core().read_model(path), [feed])[0]
+    np.testing.assert_allclose(next(iter(outputs.values())), want, rtol=1e-6, atol=1e-6)

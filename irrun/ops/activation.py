@@ -69,7 +69,7 @@ class Unary(Op):
     types = "no_boolean"  # no_boolean | float | any
     float_into = None
 
-    def can_run_into(self, in_infos, out_infos):
+    def can_run_into(self, in_infos, out_infos, port=0):
         return self.float_into is not None and computes_in_storage(in_infos[0].type) and \
             same_buffer(in_infos, out_infos)
 
@@ -220,7 +220,7 @@ class Erf(MathUnary):
     def float_fn(self, x):
         return erf(x) if x.dtype == np.float64 else erf_f32(x)
 
-    def can_run_into(self, in_infos, out_infos):
+    def can_run_into(self, in_infos, out_infos, port=0):
         return in_infos[0].type.name == "f32" and same_buffer(in_infos, out_infos)
 
     def float_into(self, x, out):
@@ -479,7 +479,7 @@ class Clamp(Unary):
             return [np.where(x < low, low, high).astype(x.dtype, copy=False)]
         return [np.clip(x, low, high, out=new_like(x))]
 
-    def can_run_into(self, in_infos, out_infos):
+    def can_run_into(self, in_infos, out_infos, port=0):
         return computes_in_storage(in_infos[0].type) and same_buffer(in_infos, out_infos)
 
     def run_into(self, inputs, in_infos, out_infos, out):
@@ -508,7 +508,7 @@ class Gelu2(Unary):
             return 0.5 * x64 * (1.0 + np.tanh(inner))
         return 0.5 * x64 * (1.0 + erf(x64 / math.sqrt(2.0)))
 
-    def can_run_into(self, in_infos, out_infos):
+    def can_run_into(self, in_infos, out_infos, port=0):
         return in_infos[0].type.name == "f32" and same_buffer(in_infos, out_infos)
 
     def float_into(self, x, out):
@@ -560,7 +560,7 @@ class Swish(Op):
         x = as_work(inputs[0], et)
         return [finish(self.run_into([x] + inputs[1:], in_infos, out_infos, new_like(x))[0], et)]
 
-    def can_run_into(self, in_infos, out_infos):
+    def can_run_into(self, in_infos, out_infos, port=0):
         return computes_in_storage(in_infos[0].type) and same_buffer(in_infos, out_infos)
 
     def run_into(self, inputs, in_infos, out_infos, out):
@@ -779,7 +779,7 @@ class SoftmaxBase(Op):
             result = self._compute(xw, self.normalized_axis(xw.ndim))
         return [finish(result, et)]
 
-    def can_run_into(self, in_infos, out_infos):
+    def can_run_into(self, in_infos, out_infos, port=0):
         return computes_in_storage(in_infos[0].type) and in_infos[0].shape is not None and \
             len(in_infos[0].shape) > 0 and same_buffer(in_infos, out_infos)
 

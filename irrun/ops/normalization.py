@@ -83,7 +83,7 @@ class MVN2(Op):
         (x,) = inputs
         return [mvn(x, self.axes(x.ndim), self.normalize_variance, self.eps, True)]
 
-    def can_run_into(self, in_infos, out_infos):
+    def can_run_into(self, in_infos, out_infos, port=0):
         return in_infos[0].type.name in ("f32", "f64") and same_buffer(in_infos, out_infos)
 
     def run_into(self, inputs, in_infos, out_infos, out):
@@ -113,7 +113,7 @@ class MVN6(Op):
         axes = normalize_axes(np.asarray(axes).reshape(-1), x.ndim)
         return [mvn(x, axes, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt")]
 
-    def can_run_into(self, in_infos, out_infos):
+    def can_run_into(self, in_infos, out_infos, port=0):
         return in_infos[0].type.name in ("f32", "f64") and same_buffer(in_infos, out_infos)
 
     def run_into(self, inputs, in_infos, out_infos, out):
