@@ -18,7 +18,13 @@ from ..errors import ExecutionError, ShapeError
 from ..inplace import same_buffer
 from ..ir.types import ELEMENT_TYPES, ElementType
 from .attrs import Bool
-from .broadcasting import BroadcastMixin, align, auto_broadcast_attr, merge_into, pdpd_axis_attr
+from .broadcasting import (
+    BroadcastMixin,
+    align,
+    auto_broadcast_attr,
+    merge_into,
+    pdpd_axis_attr,
+)
 from .conversion import round_to_bf16
 from .registry import Op, TensorInfo, op
 
