@@ -1,16 +1,17 @@
-"""In-place execution: an elementwise step whose first input dies at that step writes its result into that
+"""In-place execution: an elementwise step whose input dies at that step writes its result into that
 input's buffer instead of allocating a new one.
 
 Two halves. While planning, `mark(plan, kept)` (called by `Plan.finish` once the freeing points are known)
-flags the candidate steps: kernel steps with static shapes whose op has `run_into(inputs, in_infos,
-out_infos, out)` and says `can_run_into(in_infos, out_infos, port)` (output 0 can take input `port`'s
-buffer: same shape and storage dtype) for one of its `inplace_ports` (input 0 unless the op says more, e.g.
-both operands of Add), whose input there is freed by that step, read once by it, and is neither a model
-input, a constant nor a model output. At run time `run_step` then checks that the array in that slot is the run's alone: nothing
-but the run's slot list refers to it (not the caller, not a constant, not a view or a second slot holding
-the same array), it owns its memory or is the only view of an array that does, and it is writeable and
-C-contiguous. Otherwise the step runs as usual. Only the fast loop of static plans without observers runs
-steps in place: observers see every layer's output as a separate array.
+flags the candidate steps: kernel steps with static shapes that run their op's own `run`, whose op has
+`run_into(inputs, in_infos, out_infos, out)` and says `can_run_into(in_infos, out_infos, port)` (output 0
+can take input `port`'s buffer: same shape and storage dtype) for one of its `inplace_ports` (input 0
+unless the op says more, e.g. both operands of Add), where that input is freed by the step, read once by
+it, and is neither a model input, a constant nor a model output. At run time `run_step` checks that the
+array in that slot is the run's alone: nothing but the run's slot list refers to it (not the caller, not a
+constant, not a second slot holding the same array, not a view of it), it owns its memory or is the only
+view of an array that does, and it is writeable and C-contiguous. Otherwise the step runs as usual. Only
+the fast loop of static plans without observers runs steps in place: observers see every layer's output
+as an array of its own.
 """
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def mark(plan, kept: set) -> None:
         if step.kind != "kernel" or step.dynamic or step.state is not None or not step.inputs:
             continue
         op = step.node.op
-        if not hasattr(op, "run_into"):
+        if not hasattr(op, "run_into") or step.kernel != op.run:  # (a fused step runs a kernel of its own)
             continue
         for port in getattr(op, "inplace_ports", (0,)):
             slot = step.inputs[port]

@@ -363,3 +363,16 @@ def test_binary_ops_write_into_either_operand(tmp_path, monkeypatch):
     same_bits(feed, kept)
     want = run_reference(ov.Core().read_model(path), [feed])[0]
     np.testing.assert_allclose(next(iter(outputs.values())), want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_step_running_a_kernel_of_its_own_is_not_run_in_place(tmp_path):
+    x = opset1.parameter([3, 5], np.float32, name="x")
+    node = opset1.relu(opset1.multiply(x, opset1.constant(np.float32(2))))
+    model = irrun.load(save(ov.Model([opset1.result(node)], [x], "fused"), tmp_path))
+    plan = model.plan([(3, 5)])
+    relu = next(s for s in plan.steps if s.node.ref.type == "Relu")
+    kept = set(plan.outputs) | {i for i, v in enumerate(plan.initial) if v is not None}
+    assert relu.inplace
+    relu.kernel = lambda arrays, in_infos, out_infos: [np.abs(arrays[0])]  # e.g. a fused step (plan rewrite)
+    inplace.mark(plan, kept)
+    assert not relu.inplace
