@@ -376,3 +376,11 @@ def test_a_step_running_a_kernel_of_its_own_is_not_run_in_place(tmp_path):
     relu.kernel = lambda arrays, in_infos, out_infos: [np.abs(arrays[0])]  # e.g. a fused step (plan rewrite)
     inplace.mark(plan, kept)
     assert not relu.inplace
+
+
+def test_softmax_of_an_empty_tensor_is_empty_like_the_reference(tmp_path):
+    x = np.zeros((3, 0), np.float32)
+    built = build(lambda p: opset8.softmax(p["x"], -1), {"x": x}, tmp_path)
+    want = run_reference(built)[0]
+    got = next(iter(run_irrun(built).values()))
+    assert got.shape == want.shape == (3, 0) and got.dtype == want.dtype
