@@ -384,3 +384,18 @@ def test_softmax_of_an_empty_tensor_is_empty_like_the_reference(tmp_path):
     want = run_reference(built)[0]
     got = next(iter(run_irrun(built).values()))
     assert got.shape == want.shape == (3, 0) and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.002, 0.2, 0.7, 1.0])
+def test_erf_and_gelu_far_branch_on_gathered_elements_equals_the_whole_block(fraction, monkeypatch):
+    rng = np.random.default_rng(int(fraction * 1000))
+    x = rng.uniform(-1, 1, 3 * fastmath.BLOCK + 5).astype(np.float32)
+    far = rng.random(x.size) < fraction
+    x[far] = (rng.standard_normal(far.sum()) * 6).astype(np.float32)
+    x[rng.integers(0, x.size, len(CORNERS))] = CORNERS
+    results = {}
+    for mode, threshold in [("gathered", 1.0), ("whole", -1.0)]:
+        monkeypatch.setattr(fastmath, "MOSTLY_NEAR", threshold)
+        results[mode] = fastmath.gelu_erf_f32(x), fastmath.erf_f32(x)
+    for gathered, whole in zip(results["gathered"], results["whole"]):
+        same_bits(gathered, whole)

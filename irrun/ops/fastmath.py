@@ -1,5 +1,7 @@
 """float32 kernels for erf and GELU: polynomials evaluated in float32 with Horner's rule, a
-cache-sized block at a time, into preallocated buffers (no float64 detour, no masked indexing).
+cache-sized block at a time, into preallocated buffers (no float64 detour). Each has a near branch
+(|x| < 1) and a far one; a block whose far elements are few computes the far branch on those alone
+(`split_block`), with the same operations on the same values, so the bits do not depend on the mix.
 
 Accuracy against float64, measured by tests/test_fastmath.py on dense sweeps of float32: erf within
 1.7 ulp everywhere; GELU (erf form) within 1.5 ulp for x > 0, 3.5 ulp for -1 < x < 0 and 7 ulp for -4 < x < -1
@@ -98,13 +100,42 @@ def horner(coefficients, s, out):
     return out
 
 
-def _erf_block(x, out, floats, is_small, bits):
-    z, zz, small, t, shifted = floats
+MOSTLY_NEAR = 0.6  # a block with at most this fraction of |x| >= 1 computes `far` on those elements alone
+
+
+def split_block(x, out, floats, is_near, bits, near, far):
+    """out = near(x) where |x| < 1, far(x) elsewhere (NaN included). `near` runs on the whole block; `far`
+    runs on the elements that need it when they are few (gathered, computed, put back: the same operations
+    on the same values as on the whole block), else on the whole block, and a select picks.
+    near(x, out, s1, s2) and far(x, out, s1, s2, s3, s4) get scratch buffers."""
+    a, b, c, d, e, f = floats
+    np.abs(x, out=a)
+    np.less(a, np.float32(1), out=is_near)
+    far_count = x.size - np.count_nonzero(is_near)
+    if far_count <= x.size * MOSTLY_NEAR:
+        near(x, out, a, b)
+        if far_count:
+            where = np.flatnonzero(np.logical_not(is_near))
+            n = far_count
+            far(np.take(x, where, out=c[:n]), d[:n], a[:n], b[:n], e[:n], f[:n])
+            out[where] = d[:n]
+    else:
+        near(x, c, a, b)
+        far(x, out, a, b, d, e)
+        select(is_near, c, out, bits)
+
+
+def _erf_near(x, out, z, zz):  # erf(z) = z + z * A(z*z), z = |x| < 1
     np.abs(x, out=z)
     np.multiply(z, z, out=zz)
-    horner(ERF_SMALL, zz, small)
-    small *= z
-    small += z
+    horner(ERF_SMALL, zz, out)
+    out *= z
+    out += z
+
+
+def _erf_far(x, out, z, zz, t, shifted):  # erf(z) = 1 - erfc(z), z = |x| >= 1
+    np.abs(x, out=z)
+    np.multiply(z, z, out=zz)
     np.add(z, np.float32(2), out=t)  # t = 1 / (1 + z / 2) = 2 / (2 + z), rounded alike
     np.divide(np.float32(2), t, out=t)
     np.subtract(t, np.float32(B_CENTER), out=shifted)
@@ -114,14 +145,16 @@ def _erf_block(x, out, floats, is_small, bits):
     np.exp(zz, out=zz)
     out *= zz
     np.subtract(np.float32(1), out, out=out)  # 1 - erfc
-    np.less(z, np.float32(1), out=is_small)
-    select(is_small, small, out, bits)
+
+
+def _erf_block(x, out, floats, is_near, bits):
+    split_block(x, out, floats, is_near, bits, _erf_near, _erf_far)
     np.copysign(out, x, out=out)
 
 
 def erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """erf of float32 data in float32 (within 1.5 ulp)."""
-    return blockwise(_erf_block, x, 5, out)
+    return blockwise(_erf_block, x, 6, out)
 
 
 def exp_half_square(x, out, t, scratch):
@@ -143,17 +176,18 @@ def exp_half_square(x, out, t, scratch):
     out *= t
 
 
-def _gelu_block(x, out, floats, is_small, bits):
-    clipped, xx, small, t, shifted = floats
+def _gelu_near(x, out, xx, t):  # x * Phi(x) = x / 2 + x*x * C(x*x) for |x| < 1
     np.multiply(x, x, out=xx)
-    horner(PHI_SMALL, xx, small)  # x * Phi(x) = x / 2 + x*x * C(x*x)
-    small *= xx
+    horner(PHI_SMALL, xx, out)
+    out *= xx
     np.multiply(x, np.float32(0.5), out=t)
-    small += t
+    out += t
+
+
+def _gelu_far(x, out, clipped, xx, t, shifted):  # x * Phi(x) = max(x, 0) - |x| * Phi(-|x|) for |x| >= 1
     np.clip(x, np.float32(-16), np.float32(16), out=clipped)  # Phi(-16) is below float32's range
     exp_half_square(clipped, xx, t, shifted)
     np.abs(clipped, out=clipped)
-    np.less(clipped, np.float32(1), out=is_small)
     np.add(clipped, np.float32(2), out=t)  # t = 1 / (1 + |x| / 2) = 2 / (2 + |x|), rounded alike
     np.divide(np.float32(2), t, out=t)
     np.subtract(t, np.float32(D_CENTER), out=shifted)
@@ -166,11 +200,14 @@ def _gelu_block(x, out, floats, is_small, bits):
     np.abs(t, out=t)
     out *= t
     np.maximum(x, np.float32(0), out=shifted)
-    np.subtract(shifted, out, out=out)  # x * Phi(x) = max(x, 0) - |x| * Phi(-|x|)
-    select(is_small, small, out, bits)
+    np.subtract(shifted, out, out=out)
+
+
+def _gelu_block(x, out, floats, is_near, bits):
+    split_block(x, out, floats, is_near, bits, _gelu_near, _gelu_far)
     np.copysign(out, x, out=out)  # x * Phi(x) has the sign of x, also when it is 0 (-0.0 from x < 0)
 
 
 def gelu_erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """x * Phi(x) for float32 data in float32."""
-    return blockwise(_gelu_block, x, 5, out)
+    return blockwise(_gelu_block, x, 6, out)
