@@ -54,6 +54,8 @@ def cases():
     return {
         "Gelu-7 erf 1x256x112x112": ("Gelu", 7, {"approximation_mode": "erf"}, [act],
                                      lambda t: t.nn.functional.gelu),
+        "Gelu-7 erf 1x256x112x112 N(0, 0.7)": ("Gelu", 7, {"approximation_mode": "erf"}, [act * np.float32(0.35)],
+                                               lambda t: t.nn.functional.gelu),
         "Gelu-7 tanh 1x256x112x112": ("Gelu", 7, {"approximation_mode": "tanh"}, [act],
                                       lambda t: lambda x: t.nn.functional.gelu(x, approximate="tanh")),
         "Erf-1 1x256x112x112": ("Erf", 1, {}, [act / math.sqrt(2)], lambda t: t.erf),
