@@ -100,10 +100,13 @@ def horner(coefficients, s, out):
     return out
 
 
-MOSTLY_NEAR = 0.6  # a block with at most this fraction of |x| >= 1 computes `far` on those elements alone
+# a block with at most this fraction of |x| >= 1 computes the far branch on those elements alone (measured
+# break-even points: gathering costs about as much as the far branch of the other half of the block)
+ERF_GATHER = 0.4
+GELU_GATHER = 0.5
 
 
-def split_block(x, out, floats, is_near, bits, near, far):
+def split_block(x, out, floats, is_near, bits, near, far, gather):
     """out = near(x) where |x| < 1, far(x) elsewhere (NaN included). `near` runs on the whole block; `far`
     runs on the elements that need it when they are few (gathered, computed, put back: the same operations
     on the same values as on the whole block), else on the whole block, and a select picks.
@@ -112,7 +115,7 @@ def split_block(x, out, floats, is_near, bits, near, far):
     np.abs(x, out=a)
     np.less(a, np.float32(1), out=is_near)
     far_count = x.size - np.count_nonzero(is_near)
-    if far_count <= x.size * MOSTLY_NEAR:
+    if far_count <= x.size * gather:
         near(x, out, a, b)
         if far_count:
             where = np.flatnonzero(np.logical_not(is_near))
@@ -148,7 +151,7 @@ def _erf_far(x, out, z, zz, t, shifted):  # erf(z) = 1 - erfc(z), z = |x| >= 1
 
 
 def _erf_block(x, out, floats, is_near, bits):
-    split_block(x, out, floats, is_near, bits, _erf_near, _erf_far)
+    split_block(x, out, floats, is_near, bits, _erf_near, _erf_far, ERF_GATHER)
     np.copysign(out, x, out=out)
 
 
@@ -204,7 +207,7 @@ def _gelu_far(x, out, clipped, xx, t, shifted):  # x * Phi(x) = max(x, 0) - |x| 
 
 
 def _gelu_block(x, out, floats, is_near, bits):
-    split_block(x, out, floats, is_near, bits, _gelu_near, _gelu_far)
+    split_block(x, out, floats, is_near, bits, _gelu_near, _gelu_far, GELU_GATHER)
     np.copysign(out, x, out=out)  # x * Phi(x) has the sign of x, also when it is 0 (-0.0 from x < 0)
 
 
