@@ -100,8 +100,8 @@ def horner(coefficients, s, out):
     return out
 
 
-# a block with at most this fraction of |x| >= 1 computes the far branch on those elements alone (measured
-# break-even points: gathering costs about as much as the far branch of the other half of the block)
+# a block with at most this fraction of |x| >= 1 computes the far branch on those elements alone; above
+# it, gathering and scattering cost more than the far branch on the whole block (measured break-even points)
 ERF_GATHER = 0.4
 GELU_GATHER = 0.5
 
