@@ -110,10 +110,10 @@ def split_block(x, out, floats, is_near, bits, near, far, gather):
     """out = near(x) where |x| < 1, far(x) elsewhere (NaN included). `near` runs on the whole block; `far`
     runs on the elements that need it when they are few (gathered, computed, put back: the same operations
     on the same values as on the whole block), else on the whole block, and a select picks.
-    near(x, out, s1, s2) and far(x, out, s1, s2, s3, s4) get scratch buffers."""
+    near(x, out, xx, s) gets x*x and a scratch buffer, far(x, out, s1, s2, s3, s4) scratch buffers."""
     a, b, c, d, e, f = floats
-    np.abs(x, out=a)
-    np.less(a, np.float32(1), out=is_near)
+    np.multiply(x, x, out=a)
+    np.less(a, np.float32(1), out=is_near)  # |x| < 1 exactly: x*x rounds to at most |x| below 1
     far_count = x.size - np.count_nonzero(is_near)
     if far_count <= x.size * gather:
         near(x, out, a, b)
@@ -128,9 +128,8 @@ def split_block(x, out, floats, is_near, bits, near, far, gather):
         select(is_near, c, out, bits)
 
 
-def _erf_near(x, out, z, zz):  # erf(z) = z + z * A(z*z), z = |x| < 1
+def _erf_near(x, out, zz, z):  # erf(z) = z + z * A(z*z), z = |x| < 1
     np.abs(x, out=z)
-    np.multiply(z, z, out=zz)
     horner(ERF_SMALL, zz, out)
     out *= z
     out += z
@@ -180,7 +179,6 @@ def exp_half_square(x, out, t, scratch):
 
 
 def _gelu_near(x, out, xx, t):  # x * Phi(x) = x / 2 + x*x * C(x*x) for |x| < 1
-    np.multiply(x, x, out=xx)
     horner(PHI_SMALL, xx, out)
     out *= xx
     np.multiply(x, np.float32(0.5), out=t)
