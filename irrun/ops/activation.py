@@ -813,7 +813,7 @@ class SoftmaxBase(Op):
             out /= np.sum(out, axis=axis, keepdims=True)
 
 
-ROWS_BLOCK = 262144  # elements of a block of softmax rows (a block of rows makes its passes in the cache)
+ROWS_BLOCK = 1 << 20  # elements of a block of softmax rows (smaller tensors: one block)
 
 
 @op("Softmax", 1)

@@ -22,7 +22,7 @@ def _work(x):
     return x.astype(np.float32) if x.dtype.itemsize < 4 else x
 
 
-ROWS_BLOCK = 262144  # elements of a block of rows normalised together (their passes stay in the cache)
+ROWS_BLOCK = 1 << 20  # elements of a block of rows normalised together (smaller tensors: one block)
 
 
 def mvn(x, axes, normalize_variance, eps, inside_sqrt, out=None):
