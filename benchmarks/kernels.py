@@ -54,6 +54,8 @@ def cases():
     return {
         "Gelu-7 erf 1x256x112x112": ("Gelu", 7, {"approximation_mode": "erf"}, [act],
                                      lambda t: t.nn.functional.gelu),
+        "Gelu-7 erf 1x256x112x112 N(0, 0.7)": ("Gelu", 7, {"approximation_mode": "erf"}, [act * np.float32(0.35)],
+                                               lambda t: t.nn.functional.gelu),
         "Gelu-7 tanh 1x256x112x112": ("Gelu", 7, {"approximation_mode": "tanh"}, [act],
                                       lambda t: lambda x: t.nn.functional.gelu(x, approximate="tanh")),
         "Erf-1 1x256x112x112": ("Erf", 1, {}, [act / math.sqrt(2)], lambda t: t.erf),
@@ -63,9 +65,13 @@ def cases():
         "HSigmoid-5 1x96x112x112": ("HSigmoid", 5, {}, [small], lambda t: t.nn.functional.hardsigmoid),
         "Swish-4 1x96x112x112": ("Swish", 4, {}, [small], lambda t: t.nn.functional.silu),
         "Sigmoid-1 1x96x112x112": ("Sigmoid", 1, {}, [small], lambda t: t.sigmoid),
+        "Relu-1 1x96x112x112": ("Relu", 1, {}, [small], lambda t: t.relu),
+        "Exp-1 1x96x112x112": ("Exp", 1, {}, [small], lambda t: t.exp),
         "Mish-4 1x96x112x112": ("Mish", 4, {}, [small], lambda t: t.nn.functional.mish),
         "Softmax-8 1x12x197x197": ("Softmax", 8, {"axis": -1}, [scores],
                                    lambda t: lambda x: t.softmax(x, -1)),
+        "LogSoftmax-5 1x12x197x197": ("LogSoftmax", 5, {"axis": -1}, [scores],
+                                      lambda t: lambda x: t.log_softmax(x, -1)),
         "Interpolate-11 linear_onnx 1x21x28x28->224": (
             "Interpolate", 11, {"mode": "linear_onnx", "shape_calculation_mode": "sizes",
                                 "coordinate_transformation_mode": "pytorch_half_pixel"},

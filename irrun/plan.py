@@ -21,6 +21,7 @@ from typing import Callable
 import numpy as np
 
 from .budget import format_bytes
+from .inplace import mark as mark_inplace
 from .ops.registry import TensorInfo
 from .ops.shapes import numel, shape_str
 
@@ -47,6 +48,8 @@ class Step:
     live: int = 0               # static plans: bytes of tensors alive when this step allocates
     expect: tuple = ()          # static steps: (shape, dtype) per output, to check what the kernel returns
     label: str = ""             # what the step computes, for printing (defaults to the layer)
+    inplace: bool = False       # may write output 0 into the buffer of input `inplace_port` (irrun/inplace.py)
+    inplace_port: int = 0
 
     @property
     def name(self) -> str:
@@ -151,6 +154,7 @@ class Plan:
                     live -= sizes[slot]
         self.peak = peak
         self.kernels = [step for step in self.steps if step.kind == KERNEL]
+        mark_inplace(self, kept)
 
     def __str__(self) -> str:
         shapes = ", ".join(shape_str(s) if s is not None else "-" for s in self.signature)
@@ -163,7 +167,8 @@ class Plan:
             outs = ",".join(f"s{s}" for s in step.outputs)
             types = " ".join(f"{self.infos[s].type.name}{shape_str(self.infos[s].shape)}" for s in step.outputs
                              if self.infos[s] is not None and self.infos[s].shape is not None)
-            flags = (" dynamic" if step.dynamic else "") + (f" {step.state}:{step.variable}" if step.state else "")
+            flags = (" dynamic" if step.dynamic else "") + (f" {step.state}:{step.variable}" if step.state else "") \
+                + (" inplace" if step.inplace else "")
             frees = f"  frees {','.join(f's{s}' for s in step.frees)}" if step.frees else ""
             lines.append(f"  {index:4d} {step.kind:8s} {step.name}  ({ins}) -> {outs} {types}{flags}{frees}")
         return "\n".join(lines)

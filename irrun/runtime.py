@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from . import names
+from . import inplace, names
 from .budget import Budget
 from .decompression import Decompression
 from .errors import ExecutionError, InputError, IRError, ShapeError
@@ -382,7 +382,9 @@ class Model:
         try:
             for step in plan.kernels:
                 budget.live = step.live
-                if step.state is None:
+                if step.inplace:
+                    outputs = inplace.run_step(step, values)
+                elif step.state is None:
                     outputs = step.kernel([values[slot] for slot in step.inputs], step.in_infos, step.out_infos)
                 else:
                     outputs = self._state_step(step, [values[slot] for slot in step.inputs], step.in_infos,

@@ -14,10 +14,11 @@ import math
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
+from ..inplace import same_buffer
 from .arithmetic import BOOLEAN, as_work, c_cast, finish, reject_boolean, work_dtype
 from .attrs import Bool, Enum, Float, Int
 from .broadcasting import numpy_shape
-from .fastmath import blockwise, erf_f32, gelu_erf_f32
+from .fastmath import blockwise, chunked, erf_f32, gelu_erf_f32
 from .registry import Op, TensorInfo, op
 from .shapes import shape_str
 
@@ -54,10 +55,27 @@ def _round_half_away(x):
     return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
 
 
+def computes_in_storage(et) -> bool:
+    """Float data computed in its own dtype (f32, f64), so that a result can be written into an input."""
+    return et.is_float and et.storage == work_dtype(et)
+
+
 class Unary(Op):
-    """One input, output of the same shape and type; `kind` limits the types like OpenVINO does."""
+    """One input, output of the same shape and type; `kind` limits the types like OpenVINO does.
+
+    Ops that define `float_into(x, out)` (the float form written into `out`, which may be x itself) run in
+    place (irrun/inplace.py) on f32/f64 data; their `float_fn` is then `float_into` into a new array."""
 
     types = "no_boolean"  # no_boolean | float | any
+    float_into = None
+
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return self.float_into is not None and computes_in_storage(in_infos[0].type) and \
+            same_buffer(in_infos, out_infos)
+
+    def run_into(self, inputs, in_infos, out_infos, out):
+        with np.errstate(all="ignore"):
+            return [self.float_into(inputs[0], out)]
 
     def infer(self, inputs):
         x = inputs[0]
@@ -87,6 +105,11 @@ class Unary(Op):
         return self.float_fn(x)
 
 
+def new_like(x: np.ndarray) -> np.ndarray:
+    """A new C-contiguous array of x's shape and dtype."""
+    return np.empty(x.shape, x.dtype)
+
+
 class MathUnary(Unary):
     """A math function: the float form in the work type, the integer form through double."""
 
@@ -103,15 +126,29 @@ class MathUnary(Unary):
         return c_cast(value, x.dtype)
 
 
-@op("Abs", 1)
-class Abs(Unary):
+class UfuncUnary(MathUnary):
+    """A math function that is a NumPy ufunc on float data."""
+
     def float_fn(self, x):
+        return self.float_into(x, new_like(x))
+
+    def float_into(self, x, out):
+        return type(self).function(x, out=out)
+
+
+@op("Abs", 1)
+class Abs(UfuncUnary):
+    function = np.abs
+
+    def int_fn(self, x):
         return np.abs(x)
 
 
 @op("Negative", 1)
-class Negative(Unary):
-    def float_fn(self, x):
+class Negative(UfuncUnary):
+    function = np.negative
+
+    def int_fn(self, x):
         return np.negative(x)
 
 
@@ -140,34 +177,34 @@ class Ceiling(Unary):
 
 
 @op("Sqrt", 1)
-class Sqrt(MathUnary):
+class Sqrt(UfuncUnary):
     function = np.sqrt
     int_rounding = "round"
 
 
 @op("Exp", 1)
-class Exp(MathUnary):
+class Exp(UfuncUnary):
     function = np.exp
 
 
 @op("Log", 1)
-class Log(MathUnary):
+class Log(UfuncUnary):
     function = np.log
 
 
 @op("Sin", 1)
-class Sin(MathUnary):
+class Sin(UfuncUnary):
     function = np.sin
 
 
 @op("Cos", 1)
-class Cos(MathUnary):
+class Cos(UfuncUnary):
     function = np.cos
     int_rounding = "round"
 
 
 @op("Tanh", 1)
-class Tanh(MathUnary):
+class Tanh(UfuncUnary):
     function = np.tanh
     int_rounding = "round"
 
@@ -182,6 +219,12 @@ class Erf(MathUnary):
 
     def float_fn(self, x):
         return erf(x) if x.dtype == np.float64 else erf_f32(x)
+
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return in_infos[0].type.name == "f32" and same_buffer(in_infos, out_infos)
+
+    def float_into(self, x, out):
+        return erf_f32(x, out)
 
 
 class PreciseMathUnary(MathUnary):
@@ -330,14 +373,23 @@ class IsInf(FloatClass):
         return np.zeros(x.shape, dtype=bool)
 
 
+def _sigmoid_block(x, out):
+    one = x.dtype.type(1)
+    np.negative(x, out=out)
+    np.exp(out, out=out)
+    out += one
+    np.divide(one, out, out=out)
+
+
 @op("Sigmoid", 1)
 class Sigmoid(Unary):
+    """1 / (1 + exp(-x)) in the work type."""
+
     def float_fn(self, x):
-        one = x.dtype.type(1)
-        out = np.negative(x)
-        np.exp(out, out=out)
-        out += one
-        return np.divide(one, out, out=out)
+        return self.float_into(x, new_like(x))
+
+    def float_into(self, x, out):
+        return chunked(_sigmoid_block, x, out, 0)
 
     def int_fn(self, x):
         e = c_cast(np.exp(np.negative(x).astype(np.float64)), x.dtype)
@@ -351,11 +403,14 @@ class Sigmoid(Unary):
 
 @op("Relu", 1)
 class Relu(Unary):
+    """x < 0 -> +0, else x: NaN and -0.0 pass through, which np.maximum(0, x) does for f32 and f64 (the
+    work types) and integers, with the zero first."""
+
     def float_fn(self, x):
-        # x < 0 -> +0, else x (NaN and -0.0 pass through), on the bits: np.where is ten times slower.
-        bits = np.dtype(f"i{x.dtype.itemsize}")
-        keep = (x < 0).view(np.int8).astype(bits) - 1  # all ones where x is kept, zero where it is not
-        return (x.view(bits) & keep).view(x.dtype)
+        return self.float_into(x, new_like(x))
+
+    def float_into(self, x, out):
+        return np.maximum(x.dtype.type(0), x, out=out)
 
 
 @op("Round", 5)
@@ -412,7 +467,7 @@ class Clamp(Unary):
             low = finish(np.array(self.min, np.float64), et).astype(work_dtype(et))
             high = finish(np.array(self.max, np.float64), et).astype(work_dtype(et))
             xw = as_work(x, et)
-            return [finish(np.clip(xw, low, high, out=np.empty_like(xw)), et)]
+            return [finish(np.clip(xw, low, high, out=new_like(xw)), et)]
         # integers: ceil(min) and floor(max), limited to the type's range
         info = np.iinfo(x.dtype)
         low = int(min(max(math.ceil(self.min), info.min), info.max)) if math.isfinite(self.min) else \
@@ -422,7 +477,16 @@ class Clamp(Unary):
         low, high = x.dtype.type(low), x.dtype.type(high)
         if low > high:  # ceil(min) > floor(max): OpenVINO's x < min ? min : (x > max ? max : x)
             return [np.where(x < low, low, high).astype(x.dtype, copy=False)]
-        return [np.clip(x, low, high, out=np.empty_like(x))]
+        return [np.clip(x, low, high, out=new_like(x))]
+
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return computes_in_storage(in_infos[0].type) and same_buffer(in_infos, out_infos)
+
+    def run_into(self, inputs, in_infos, out_infos, out):
+        et = in_infos[0].type
+        low = finish(np.array(self.min, np.float64), et)
+        high = finish(np.array(self.max, np.float64), et)
+        return [np.clip(inputs[0], low, high, out=out)]
 
 
 @op("Gelu", 2)
@@ -444,6 +508,12 @@ class Gelu2(Unary):
             return 0.5 * x64 * (1.0 + np.tanh(inner))
         return 0.5 * x64 * (1.0 + erf(x64 / math.sqrt(2.0)))
 
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return in_infos[0].type.name == "f32" and same_buffer(in_infos, out_infos)
+
+    def float_into(self, x, out):
+        return gelu_tanh_f32(x, out) if self.approximation_mode == "tanh" else gelu_erf_f32(x, out)
+
 
 def _gelu_tanh_block(x, out, floats, mask, bits):
     (u,) = floats
@@ -457,8 +527,8 @@ def _gelu_tanh_block(x, out, floats, mask, bits):
     np.divide(x, u, out=out)
 
 
-def gelu_tanh_f32(x):
-    return blockwise(_gelu_tanh_block, x, 1)
+def gelu_tanh_f32(x, out=None):
+    return blockwise(_gelu_tanh_block, x, 1, out)
 
 
 @op("Gelu", 7)
@@ -488,28 +558,48 @@ class Swish(Op):
     def run(self, inputs, in_infos, out_infos):
         et = in_infos[0].type
         x = as_work(inputs[0], et)
-        beta = as_work(inputs[1], et) if len(inputs) == 2 else x.dtype.type(1)
-        with np.errstate(all="ignore"):
-            result = np.multiply(x, -beta, out=np.empty_like(x))
-            np.exp(result, out=result)
-            result += x.dtype.type(1)
-            np.divide(x, result, out=result)
-        return [finish(result, et)]
+        return [finish(self.run_into([x] + inputs[1:], in_infos, out_infos, new_like(x))[0], et)]
+
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return computes_in_storage(in_infos[0].type) and same_buffer(in_infos, out_infos)
+
+    def run_into(self, inputs, in_infos, out_infos, out):
+        x = inputs[0]
+        beta = as_work(inputs[1], in_infos[0].type) if len(inputs) == 2 else x.dtype.type(1)
+        negative_beta = np.negative(beta, dtype=x.dtype)
+
+        def block(x, out, t):  # x / (1 + exp(-beta * x))
+            np.multiply(x, negative_beta, out=t)
+            np.exp(t, out=t)
+            t += x.dtype.type(1)
+            np.divide(x, t, out=out)
+        return [chunked(block, x, out)]
 
 
-def relu6_of_x_plus_3(x):
-    """min(max(x + 3, 0), 6) in a new array."""
-    out = np.add(x, x.dtype.type(3))
-    return np.clip(out, x.dtype.type(0), x.dtype.type(6), out=out)
+# np.clip's ufunc without the Python wrapper around it (which costs more than the pass on a cache block)
+clip = getattr(getattr(np, "_core", None), "umath", np).clip
+
+
+def _hswish_block(x, out, t):  # x * min(max(x + 3, 0), 6) / 6
+    np.add(x, x.dtype.type(3), out=t)
+    clip(t, x.dtype.type(0), x.dtype.type(6), out=t)
+    np.multiply(t, x, out=out)
+    out /= x.dtype.type(6)
+
+
+def _hsigmoid_block(x, out):  # min(max(x + 3, 0), 6) / 6
+    np.add(x, x.dtype.type(3), out=out)
+    clip(out, x.dtype.type(0), x.dtype.type(6), out=out)
+    out /= x.dtype.type(6)
 
 
 @op("HSwish", 4)
 class HSwish(Unary):
     def float_fn(self, x):
-        out = relu6_of_x_plus_3(x)
-        out *= x
-        out /= x.dtype.type(6)
-        return out
+        return self.float_into(x, new_like(x))
+
+    def float_into(self, x, out):
+        return chunked(_hswish_block, x, out)
 
     def int_fn(self, x):
         return c_cast(self.float_fn(x.astype(np.float64)), x.dtype)
@@ -518,9 +608,10 @@ class HSwish(Unary):
 @op("HSigmoid", 5)
 class HSigmoid(Unary):
     def float_fn(self, x):
-        out = relu6_of_x_plus_3(x)
-        out /= x.dtype.type(6)
-        return out
+        return self.float_into(x, new_like(x))
+
+    def float_into(self, x, out):
+        return chunked(_hsigmoid_block, x, out, 0)
 
     def int_fn(self, x):
         return c_cast(self.float_fn(x.astype(np.float64)), x.dtype)
@@ -534,12 +625,18 @@ class Mish(Unary):
     types = "float"
 
     def float_fn(self, x):
-        out = np.exp(x)
-        out += x.dtype.type(1)
-        np.log(out, out=out)
-        np.tanh(out, out=out)
-        out *= x
-        return out
+        return self.float_into(x, new_like(x))
+
+    def float_into(self, x, out):
+        return chunked(_mish_block, x, out)
+
+
+def _mish_block(x, out, t):
+    np.exp(x, out=t)
+    t += x.dtype.type(1)
+    np.log(t, out=t)
+    np.tanh(t, out=t)
+    np.multiply(t, x, out=out)
 
 
 @op("SoftPlus", 4)
@@ -650,6 +747,8 @@ class PRelu(Op):
 # ---------------------------------------------------------------- Softmax, LogSoftmax
 
 class SoftmaxBase(Op):
+    """exp(x - max) / sum, or (x - max) - log(sum(exp(x - max))), along `axis` in the work type."""
+
     axis = Int(default=1)
     negative_axis = True
     log = False
@@ -680,16 +779,41 @@ class SoftmaxBase(Op):
             result = self._compute(xw, self.normalized_axis(xw.ndim))
         return [finish(result, et)]
 
-    def _compute(self, xw, axis):
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return computes_in_storage(in_infos[0].type) and in_infos[0].shape is not None and \
+            len(in_infos[0].shape) > 0 and same_buffer(in_infos, out_infos)
+
+    def run_into(self, inputs, in_infos, out_infos, out):
+        x = inputs[0]
+        return [self._compute(x, self.normalized_axis(x.ndim), out)]
+
+    def _compute(self, xw, axis, out=None):
+        """Along the last axis of contiguous data, a block of rows at a time (each row's passes then stay
+        in the cache; the same per-row operations as the whole-array form below)."""
+        if out is None:
+            out = new_like(xw)
+        if xw.size == 0:
+            return out
         with np.errstate(all="ignore"):
-            shifted = np.subtract(xw, np.max(xw, axis=axis, keepdims=True))
-            if self.log:
-                total = np.sum(np.exp(shifted), axis=axis, keepdims=True)
-                shifted -= np.log(total)
-                return shifted
-            np.exp(shifted, out=shifted)
-            shifted /= np.sum(shifted, axis=axis, keepdims=True)
-            return shifted
+            if axis == xw.ndim - 1 and xw.flags.c_contiguous:
+                rows, out_rows = xw.reshape(-1, xw.shape[-1]), out.reshape(-1, xw.shape[-1])
+                step = max(1, ROWS_BLOCK // xw.shape[-1])
+                for start in range(0, rows.shape[0], step):
+                    self._along(rows[start:start + step], out_rows[start:start + step], -1)
+            else:
+                self._along(xw, out, axis)
+        return out
+
+    def _along(self, x, out, axis):
+        np.subtract(x, np.max(x, axis=axis, keepdims=True), out=out)
+        if self.log:
+            out -= np.log(np.sum(np.exp(out), axis=axis, keepdims=True))
+        else:
+            np.exp(out, out=out)
+            out /= np.sum(out, axis=axis, keepdims=True)
+
+
+ROWS_BLOCK = 1 << 20  # elements of a block of softmax rows (smaller tensors: one block)
 
 
 @op("Softmax", 1)

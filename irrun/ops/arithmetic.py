@@ -15,9 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
+from ..inplace import same_buffer
 from ..ir.types import ELEMENT_TYPES, ElementType
 from .attrs import Bool
-from .broadcasting import BroadcastMixin, align, auto_broadcast_attr, merge_into, pdpd_axis_attr
+from .broadcasting import (
+    BroadcastMixin,
+    align,
+    auto_broadcast_attr,
+    merge_into,
+    pdpd_axis_attr,
+)
 from .conversion import round_to_bf16
 from .registry import Op, TensorInfo, op
 
@@ -147,24 +154,46 @@ def _floats(fn):
     return compute
 
 
+class FloatIntoOperand:
+    """f32/f64 data written into the buffer of an operand that has the output's shape, by `ufunc`
+    (in-place execution, irrun/inplace.py): the same operation as `compute` on float data."""
+
+    inplace_ports = (0, 1)
+    ufunc = None
+
+    def can_run_into(self, in_infos, out_infos, port=0):
+        et = in_infos[0].type
+        return et.is_float and et.storage == work_dtype(et) and same_buffer(in_infos, out_infos, port)
+
+    def run_into(self, inputs, in_infos, out_infos, out):
+        a, b = inputs
+        b = align(b, a.ndim, self.broadcast_mode, self.pdpd_axis)
+        with np.errstate(all="ignore"):
+            return [type(self).ufunc(a, b, out=out)]
+
+
 @op("Add", 1)
-class Add(BinaryElementwise):
+class Add(FloatIntoOperand, BinaryElementwise):
     compute = _floats(np.add)
+    ufunc = np.add
 
 
 @op("Subtract", 1)
-class Subtract(BinaryElementwise):
+class Subtract(FloatIntoOperand, BinaryElementwise):
     compute = _floats(np.subtract)
+    ufunc = np.subtract
 
 
 @op("Multiply", 1)
-class Multiply(BinaryElementwise):
+class Multiply(FloatIntoOperand, BinaryElementwise):
     compute = _floats(np.multiply)
+    ufunc = np.multiply
 
 
 @op("Divide", 1)
-class Divide(BinaryElementwise):
+class Divide(FloatIntoOperand, BinaryElementwise):
     m_pythondiv = Bool(default=True)
+    ufunc = np.divide
 
     def compute(self, a, b, et):
         if et.is_float:

@@ -1,5 +1,7 @@
 """float32 kernels for erf and GELU: polynomials evaluated in float32 with Horner's rule, a
-cache-sized block at a time, into preallocated buffers (no float64 detour, no masked indexing).
+cache-sized block at a time, into preallocated buffers (no float64 detour). Each has a near branch
+(|x| < 1) and a far one; a block whose far elements are few computes the far branch on those alone
+(`split_block`), with the same operations on the same values, so the bits do not depend on the mix.
 
 Accuracy against float64, measured by tests/test_fastmath.py on dense sweeps of float32: erf within
 1.7 ulp everywhere; GELU (erf form) within 1.5 ulp for x > 0, 3.5 ulp for -1 < x < 0 and 7 ulp for -4 < x < -1
@@ -53,18 +55,38 @@ def select(mask, a, b, bits):
     np.bitwise_xor(bi, ai, out=bi)  # b ^ ((a ^ b) & mask)
 
 
-def blockwise(kernel, x: np.ndarray, temporaries: int) -> np.ndarray:
-    """A new float32 array of x's shape holding kernel(x block, out block, floats, mask, bits), block by
-    block."""
+def blockwise(kernel, x: np.ndarray, temporaries: int, out: np.ndarray | None = None) -> np.ndarray:
+    """kernel(x block, out block, floats, mask, bits), block by block, into `out` (float32, x's shape;
+    a new array if None). `out` may be x itself: each block of x is then copied to a scratch buffer
+    first, since the kernels read their input after writing their output."""
     x = np.ascontiguousarray(x, dtype=np.float32)
-    out = np.empty_like(x)
+    if out is None:
+        out = np.empty(x.shape, np.float32)
     flat_in, flat_out = x.reshape(-1), out.reshape(-1)
     scratch = Blocks(temporaries)
+    copy = np.empty(min(BLOCK, flat_in.size), np.float32) if np.shares_memory(x, out) else None
     with np.errstate(all="ignore"):
         for start in range(0, flat_in.size, BLOCK):
             xs = flat_in[start:start + BLOCK]
+            if copy is not None:
+                np.copyto(copy[:xs.size], xs)
+                xs = copy[:xs.size]
             floats, mask, bits = scratch.views(xs.size)
             kernel(xs, flat_out[start:start + BLOCK], floats, mask, bits)
+    return out
+
+
+def chunked(kernel, x: np.ndarray, out: np.ndarray, temporaries: int = 1, block: int = 65536) -> np.ndarray:
+    """kernel(x block, out block, *scratch blocks) over flat blocks of contiguous x and out (same shape and
+    dtype; out C-contiguous), so that an op of several passes makes them in the cache. `out` may be x: a kernel must then
+    read each element of its x block before (or while) writing that element of its out block."""
+    flat_in, flat_out = x.reshape(-1), out.reshape(-1)
+    size = min(block, flat_in.size)
+    scratch = [np.empty(size, x.dtype) for _ in range(temporaries)]
+    with np.errstate(all="ignore"):
+        for start in range(0, flat_in.size, block):
+            xs = flat_in[start:start + block]
+            kernel(xs, flat_out[start:start + block], *(s[:xs.size] for s in scratch))
     return out
 
 
@@ -78,16 +100,46 @@ def horner(coefficients, s, out):
     return out
 
 
-def _erf_block(x, out, floats, is_small, bits):
-    z, zz, small, t, shifted = floats
+# a block with at most this fraction of |x| >= 1 computes the far branch on those elements alone; above
+# it, gathering and scattering cost more than the far branch on the whole block (measured break-even points)
+ERF_GATHER = 0.4
+GELU_GATHER = 0.5
+
+
+def split_block(x, out, floats, is_near, bits, near, far, gather):
+    """out = near(x) where |x| < 1, far(x) elsewhere (NaN included). `near` runs on the whole block; `far`
+    runs on the elements that need it when they are few (gathered, computed, put back: the same operations
+    on the same values as on the whole block), else on the whole block, and a select picks.
+    near(x, out, xx, s) gets x*x and a scratch buffer, far(x, out, s1, s2, s3, s4) scratch buffers."""
+    a, b, c, d, e, f = floats
+    np.multiply(x, x, out=a)
+    np.less(a, np.float32(1), out=is_near)  # |x| < 1 exactly: x*x rounds to at most |x| below 1
+    far_count = x.size - np.count_nonzero(is_near)
+    if far_count <= x.size * gather:
+        near(x, out, a, b)
+        if far_count:
+            where = np.flatnonzero(np.logical_not(is_near))
+            n = far_count
+            far(np.take(x, where, out=c[:n]), d[:n], a[:n], b[:n], e[:n], f[:n])
+            out[where] = d[:n]
+    else:
+        near(x, c, a, b)
+        far(x, out, a, b, d, e)
+        select(is_near, c, out, bits)
+
+
+def _erf_near(x, out, zz, z):  # erf(z) = z + z * A(z*z), z = |x| < 1
+    np.abs(x, out=z)
+    horner(ERF_SMALL, zz, out)
+    out *= z
+    out += z
+
+
+def _erf_far(x, out, z, zz, t, shifted):  # erf(z) = 1 - erfc(z), z = |x| >= 1
     np.abs(x, out=z)
     np.multiply(z, z, out=zz)
-    horner(ERF_SMALL, zz, small)
-    small *= z
-    small += z
-    np.multiply(z, np.float32(0.5), out=t)  # t = 1 / (1 + z / 2)
-    t += np.float32(1)
-    np.reciprocal(t, out=t)
+    np.add(z, np.float32(2), out=t)  # t = 1 / (1 + z / 2) = 2 / (2 + z), rounded alike
+    np.divide(np.float32(2), t, out=t)
     np.subtract(t, np.float32(B_CENTER), out=shifted)
     horner(ERFC_LARGE, shifted, out)
     out *= t
@@ -95,14 +147,16 @@ def _erf_block(x, out, floats, is_small, bits):
     np.exp(zz, out=zz)
     out *= zz
     np.subtract(np.float32(1), out, out=out)  # 1 - erfc
-    np.less(z, np.float32(1), out=is_small)
-    select(is_small, small, out, bits)
+
+
+def _erf_block(x, out, floats, is_near, bits):
+    split_block(x, out, floats, is_near, bits, _erf_near, _erf_far, ERF_GATHER)
     np.copysign(out, x, out=out)
 
 
-def erf_f32(x: np.ndarray) -> np.ndarray:
+def erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """erf of float32 data in float32 (within 1.5 ulp)."""
-    return blockwise(_erf_block, x, 5)
+    return blockwise(_erf_block, x, 6, out)
 
 
 def exp_half_square(x, out, t, scratch):
@@ -124,36 +178,37 @@ def exp_half_square(x, out, t, scratch):
     out *= t
 
 
-def _gelu_block(x, out, floats, is_small, bits):
-    clipped, xx, small, t, shifted = floats
-    np.multiply(x, x, out=xx)
-    horner(PHI_SMALL, xx, small)  # x * Phi(x) = x / 2 + x*x * C(x*x)
-    small *= xx
+def _gelu_near(x, out, xx, t):  # x * Phi(x) = x / 2 + x*x * C(x*x) for |x| < 1
+    horner(PHI_SMALL, xx, out)
+    out *= xx
     np.multiply(x, np.float32(0.5), out=t)
-    small += t
+    out += t
+
+
+def _gelu_far(x, out, clipped, xx, t, shifted):  # x * Phi(x) = max(x, 0) - |x| * Phi(-|x|) for |x| >= 1
     np.clip(x, np.float32(-16), np.float32(16), out=clipped)  # Phi(-16) is below float32's range
     exp_half_square(clipped, xx, t, shifted)
     np.abs(clipped, out=clipped)
-    np.less(clipped, np.float32(1), out=is_small)
-    np.multiply(clipped, np.float32(0.5), out=t)  # t = 1 / (1 + |x| / 2)
-    t += np.float32(1)
-    np.reciprocal(t, out=t)
+    np.add(clipped, np.float32(2), out=t)  # t = 1 / (1 + |x| / 2) = 2 / (2 + |x|), rounded alike
+    np.divide(np.float32(2), t, out=t)
     np.subtract(t, np.float32(D_CENTER), out=shifted)
     horner(PHI_TAIL, shifted, out)
     out *= t
     out *= xx  # h = Phi(-|x|)
-    # |x| * h, where max(-x, min(x, 64)) is |x| except at +inf (64: h = 0 gives +inf's result +inf;
-    # -inf gives -inf * 0 = NaN, as OpenVINO's formula does)
+    # |x| * h, where |min(x, 64)| is |x| except at +inf (64: h = 0 gives +inf's result +inf;
+    # -inf gives inf * 0 = NaN, as OpenVINO's formula does)
     np.minimum(x, np.float32(64), out=t)
-    np.negative(x, out=shifted)
-    np.maximum(t, shifted, out=t)
+    np.abs(t, out=t)
     out *= t
     np.maximum(x, np.float32(0), out=shifted)
-    np.subtract(shifted, out, out=out)  # x * Phi(x) = max(x, 0) - |x| * Phi(-|x|)
-    select(is_small, small, out, bits)
+    np.subtract(shifted, out, out=out)
+
+
+def _gelu_block(x, out, floats, is_near, bits):
+    split_block(x, out, floats, is_near, bits, _gelu_near, _gelu_far, GELU_GATHER)
     np.copysign(out, x, out=out)  # x * Phi(x) has the sign of x, also when it is 0 (-0.0 from x < 0)
 
 
-def gelu_erf_f32(x: np.ndarray) -> np.ndarray:
+def gelu_erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """x * Phi(x) for float32 data in float32."""
-    return blockwise(_gelu_block, x, 5)
+    return blockwise(_gelu_block, x, 6, out)

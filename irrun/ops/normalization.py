@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from ..inplace import same_buffer
 from .attrs import Bool, Enum, Float, Int, Ints
 from .reduction import axes_input, normalize_axes
 from .registry import Op, TensorInfo, op
@@ -21,15 +22,40 @@ def _work(x):
     return x.astype(np.float32) if x.dtype.itemsize < 4 else x
 
 
-def mvn(x, axes, normalize_variance, eps, inside_sqrt):
+ROWS_BLOCK = 1 << 20  # elements of a block of rows normalised together (smaller tensors: one block)
+
+
+def mvn(x, axes, normalize_variance, eps, inside_sqrt, out=None):
+    """(x - mean) [/ sqrt(variance + eps) or / (sqrt(variance) + eps)] over `axes`, into `out` (a new array
+    if None; it may be x itself when x is f32 or f64). Over the last axis alone (LayerNorm) a block of rows
+    at a time: the same operations per row as over the whole array."""
     work = _work(x)
-    centred = work - np.mean(work, axis=axes, keepdims=True, dtype=work.dtype)
-    if normalize_variance:
-        variance = np.mean(centred * centred, axis=axes, keepdims=True, dtype=work.dtype)
-        eps = work.dtype.type(eps)
-        divisor = np.sqrt(variance + eps) if inside_sqrt else np.sqrt(variance) + eps
-        centred = centred / divisor
-    return centred.astype(x.dtype, copy=False)
+    result = np.empty(work.shape, work.dtype) if out is None else out
+    normalise = _Normalise(normalize_variance, work.dtype.type(eps), inside_sqrt)
+    axes = tuple(axes)
+    if axes == (work.ndim - 1,) and work.flags.c_contiguous and work.size:
+        rows, out_rows = work.reshape(-1, work.shape[-1]), result.reshape(-1, work.shape[-1])
+        step = max(1, ROWS_BLOCK // work.shape[-1])
+        scratch = np.empty((min(step, rows.shape[0]), work.shape[-1]), work.dtype)
+        for start in range(0, rows.shape[0], step):
+            block = rows[start:start + step]
+            normalise(block, (1,), out_rows[start:start + step], scratch[:len(block)])
+    else:
+        normalise(work, axes, result, None)
+    return result.astype(x.dtype, copy=False)
+
+
+class _Normalise:
+    def __init__(self, normalize_variance, eps, inside_sqrt):
+        self.normalize_variance, self.eps, self.inside_sqrt = normalize_variance, eps, inside_sqrt
+
+    def __call__(self, work, axes, out, square):
+        np.subtract(work, np.mean(work, axis=axes, keepdims=True, dtype=work.dtype), out=out)
+        if self.normalize_variance:
+            square = np.multiply(out, out, out=square)
+            variance = np.mean(square, axis=axes, keepdims=True, dtype=work.dtype)
+            divisor = np.sqrt(variance + self.eps) if self.inside_sqrt else np.sqrt(variance) + self.eps
+            out /= divisor
 
 
 @op("MVN", 2)
@@ -57,6 +83,12 @@ class MVN2(Op):
         (x,) = inputs
         return [mvn(x, self.axes(x.ndim), self.normalize_variance, self.eps, True)]
 
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return in_infos[0].type.name in ("f32", "f64") and same_buffer(in_infos, out_infos)
+
+    def run_into(self, inputs, in_infos, out_infos, out):
+        return [mvn(inputs[0], self.axes(inputs[0].ndim), self.normalize_variance, self.eps, True, out)]
+
 
 @op("MVN", 6)
 class MVN6(Op):
@@ -80,6 +112,14 @@ class MVN6(Op):
         x, axes = inputs
         axes = normalize_axes(np.asarray(axes).reshape(-1), x.ndim)
         return [mvn(x, axes, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt")]
+
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return in_infos[0].type.name in ("f32", "f64") and same_buffer(in_infos, out_infos)
+
+    def run_into(self, inputs, in_infos, out_infos, out):
+        x, axes = inputs
+        axes = normalize_axes(np.asarray(axes).reshape(-1), x.ndim)
+        return [mvn(x, axes, self.normalize_variance, self.eps, self.eps_mode == "inside_sqrt", out)]
 
 
 @op("NormalizeL2", 1)
