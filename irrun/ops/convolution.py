@@ -142,7 +142,7 @@ class _ForwardConv(_ConvBase):
         out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
-        result = conv_forward(x, w, self.strides, self.dilations, begins, out)
+        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve)
         return [_to_type(result, out_infos[0].type.storage)]
 
 
@@ -299,8 +299,9 @@ def _flat_sums(source, dims, starts, taps, out, view):
             view[b, g0:g1] = a.reshape(g1 - g0, out_per_group, out[0], *dims[1:])[crop]
 
 
-def conv_forward(x, w, strides, dilations, begins, out):
-    """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type."""
+def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
+    """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type. `reserve(nbytes, what)`
+    checks temporaries against the memory budget."""
     dtype = _compute_dtype(x.dtype)
     x = x.astype(dtype, copy=False)
     w = w.astype(dtype, copy=False)
@@ -308,21 +309,32 @@ def conv_forward(x, w, strides, dilations, begins, out):
     kernel = w.shape[3:]
     n = x.shape[0]
     positions = math.prod(out)
-    result = np.zeros((n, groups, out_per_group, positions), dtype=dtype)
-    if result.size == 0 or in_per_group == 0 or math.prod(kernel) == 0:
-        return result.reshape(n, groups * out_per_group, *out)
+    shape = (n, groups * out_per_group, *out)
+    if math.prod(shape) == 0 or in_per_group == 0 or math.prod(kernel) == 0:
+        return np.zeros(shape, dtype=dtype)
+    reserve = reserve or (lambda nbytes, what: None)
     padded = _padded(x, begins, out, kernel, strides, dilations)
+    if padded is not x:
+        reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     if in_per_group == 1 and out_per_group <= 4:
-        depthwise(padded, w, strides, dilations, out, offsets, result.reshape(n, groups, out_per_group, *out))
-        return result.reshape(n, groups * out_per_group, *out)
+        result = np.zeros((n, groups, out_per_group, *out), dtype=dtype)
+        depthwise(padded, w, strides, dilations, out, offsets, result)
+        return result.reshape(shape)
     ck = in_per_group * len(offsets)
-    weights = w.reshape(groups, out_per_group, in_per_group, len(offsets)).reshape(groups, out_per_group, ck)
-    # Chunk over the batch, then over the first output axis, so the column buffer stays bounded.
+    weights = w.reshape(groups, out_per_group, ck)
+    result = np.empty((n, groups, out_per_group, positions), dtype=dtype)
+    if len(offsets) == 1 and tuple(padded.shape[2:]) == tuple(out):
+        # a pointwise product: the input is the column matrix, one matmul per batch item and group
+        np.matmul(weights, padded.reshape(n, groups, in_per_group, positions), out=result)
+        return result.reshape(shape)
+    # im2col chunked over the batch, then over the first output axis, so the column buffer stays bounded;
+    # each chunk's matmul writes its rows of the result
     per_row = ck * groups * (positions // out[0]) * dtype().itemsize
     rows_per_chunk = max(1, CHUNK_BYTES // max(per_row, 1))
     batch_per_chunk = max(1, rows_per_chunk // out[0]) if rows_per_chunk >= out[0] else 1
     rows_per_chunk = min(rows_per_chunk, out[0])
+    reserve(min(n, batch_per_chunk) * rows_per_chunk * per_row, "convolution column buffer")
     view = result.reshape(n, groups, out_per_group, out[0], positions // out[0])
     for b0 in range(0, n, batch_per_chunk):
         bs = slice(b0, b0 + batch_per_chunk)
@@ -336,9 +348,9 @@ def conv_forward(x, w, strides, dilations, begins, out):
                 window = (slice(first, first + (rows - 1) * strides[0] + 1, strides[0]),
                           *_window(offs[1:], dilations[1:], strides[1:], out[1:]))
                 cols[:, :, :, j] = padded[(bs, slice(None), *window)].reshape(nb, groups, in_per_group, *chunk_out)
-            cols = cols.reshape(nb, groups, ck, -1)
-            view[bs, :, :, r0:r0 + rows] = np.matmul(weights, cols).reshape(nb, groups, out_per_group, rows, -1)
-    return result.reshape(n, groups * out_per_group, *out)
+            target = view[bs, :, :, r0:r0 + rows].reshape(nb, groups, out_per_group, -1)
+            np.matmul(weights, cols.reshape(nb, groups, ck, -1), out=target)
+    return result.reshape(shape)
 
 
 # ---------------------------------------------------------------- transposed convolution
