@@ -1,0 +1,131 @@
+"""Forward convolution's fast paths (issue 11) against a plain definition.
+
+The plain definition is written here, independently of irrun: the input zero-padded (or cropped, for
+negative pads) with np.pad, then the sum over kernel offsets of strided windows times the weights,
+contracted over each group's input channels, in float64 (int64 for integers). The fast paths it checks:
+the pointwise matmul on the NCHW input, im2col chunks written straight into the result (chunks forced
+small), the depthwise kernels (flat rows, stride phases, the general strided form), in f32, f16, f64 and
+integers, plus empty tensors and the memory budget callback. The oracle sweeps of
+tests/test_oracle_convolution.py cover the same code against OpenVINO.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from irrun.ops import convolution as C
+
+
+def plain_conv(x, w, strides, dilations, begins, out):
+    """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out], float64 or int64."""
+    wide = np.float64 if x.dtype.kind == "f" else np.int64
+    x, w = x.astype(wide), w.astype(wide)
+    groups, out_per_group, in_per_group, *kernel = w.shape
+    n = x.shape[0]
+    reach = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, strides, kernel, dilations)]
+    pads = [(0, 0), (0, 0)] + [(max(b, 0), max(0, r - dim - b)) for b, r, dim in zip(begins, reach, x.shape[2:])]
+    padded = np.pad(x, pads)[(slice(None), slice(None), *(slice(max(-b, 0), None) for b in begins))]
+    padded = padded.reshape(n, groups, in_per_group, *padded.shape[2:])
+    result = np.zeros((n, groups, out_per_group, *out), wide)
+    for offs in itertools.product(*(range(k) for k in kernel)):
+        window = padded[(slice(None),) * 3 + tuple(slice(o * d, o * d + (m - 1) * s + 1, s)
+                                                   for o, d, m, s in zip(offs, dilations, out, strides))]
+        taps = w[(slice(None), slice(None), slice(None), *offs)]  # [G, Og, Cg]
+        result += np.einsum("goc,ngc...->ngo...", taps, window)
+    return result.reshape(n, groups * out_per_group, *out)
+
+
+def random_case(rng, pointwise=False, depthwise=False):
+    spatial = int(rng.integers(1, 4))
+    groups = int(rng.integers(1, 4))
+    in_per_group = 1 if depthwise else int(rng.integers(1, 5))
+    out_per_group = int(rng.integers(1, 7))
+    if pointwise:
+        kernel, strides, dil, begins, ends = [1] * spatial, [1] * spatial, [1] * spatial, [0] * spatial, [0] * spatial
+    else:
+        kernel = [int(v) for v in rng.integers(1, 4, spatial)]
+        strides = [int(v) for v in rng.integers(1, 4, spatial)]
+        dil = [int(v) for v in rng.integers(1, 3, spatial)]
+        begins = [int(v) for v in rng.integers(-1, 3, spatial)]
+        ends = [int(v) for v in rng.integers(-1, 3, spatial)]
+    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    dims = [int(rng.integers(max(1, e + 1), 10)) for e in eff]
+    out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
+    n = int(rng.integers(1, 3))
+    return dict(n=n, groups=groups, in_per_group=in_per_group, out_per_group=out_per_group, dims=dims,
+                kernel=kernel, strides=strides, dil=dil, begins=begins, out=out)
+
+
+def arrays(rng, case, dtype):
+    xs = (case["n"], case["groups"] * case["in_per_group"], *case["dims"])
+    ws = (case["groups"], case["out_per_group"], case["in_per_group"], *case["kernel"])
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+    return rng.integers(-50, 50, xs).astype(dtype), rng.integers(-50, 50, ws).astype(dtype)
+
+
+def check(case, x, w):
+    got = C.conv_forward(x, w, case["strides"], case["dil"], case["begins"], case["out"])
+    want = plain_conv(x, w, case["strides"], case["dil"], case["begins"], case["out"])
+    assert got.shape == want.shape, case
+    if x.dtype.kind == "f":
+        length = case["in_per_group"] * int(np.prod(case["kernel"]))
+        assert got.dtype == (np.float64 if x.dtype == np.float64 else np.float32), case
+        tol = (1e-12 if x.dtype == np.float64 else 1e-6) * length + (1e-12 if x.dtype == np.float64 else 1e-5)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=str(case))
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=str(case))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+@pytest.mark.parametrize("kind", ["pointwise", "general", "depthwise"])
+def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
+    rng = np.random.default_rng([7, ["pointwise", "general", "depthwise"].index(kind), np.dtype(dtype).num])
+    for i in range(12):
+        # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
+        monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
+        monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 64 if i % 2 else 1 << 17)
+        case = random_case(rng, pointwise=kind == "pointwise", depthwise=kind == "depthwise")
+        check(case, *arrays(rng, case, dtype))
+
+
+def test_pointwise_reads_the_input_in_place():
+    """The 1x1 path hands the NCHW input itself to the matmul: no padded copy, no column buffer."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 6, 5, 7)).astype(np.float32)
+    w = rng.standard_normal((2, 4, 3, 1, 1)).astype(np.float32)
+    asked = []
+    got = C.conv_forward(x, w, [1, 1], [1, 1], [0, 0], [5, 7], lambda nbytes, what: asked.append(what))
+    assert asked == []
+    np.testing.assert_allclose(got, plain_conv(x, w, [1, 1], [1, 1], [0, 0], [5, 7]), rtol=1e-5, atol=1e-5)
+
+
+def test_temporaries_are_reserved_before_allocation():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((1, 8, 4, 3, 3)).astype(np.float32)
+    asked = []
+    C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [9, 9], lambda nbytes, what: asked.append((nbytes, what)))
+    sizes = dict((what.split(" [")[0], nbytes) for nbytes, what in asked)
+    assert sizes["padded convolution input"] == 1 * 4 * 11 * 11 * 4
+    assert sizes["convolution column buffer"] == 4 * 9 * 81 * 4
+
+    class Refused(Exception):
+        pass
+
+    def refuse(nbytes, what):
+        raise Refused(what)
+
+    with pytest.raises(Refused):
+        C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [9, 9], refuse)
+
+
+@pytest.mark.parametrize("shape", [(0, 4, 5, 5), (2, 0, 5, 5)])
+def test_empty_batch_or_channels(shape):
+    x = np.zeros(shape, np.float32)
+    groups = 1 if shape[1] == 0 else 2
+    w = np.ones((groups, 3, shape[1] // groups, 3, 3), np.float32)
+    got = C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [5, 5])
+    assert got.shape == (shape[0], groups * 3, 5, 5) and not got.any()
