@@ -4,8 +4,8 @@ The plain definition is written here, independently of irrun: the input zero-pad
 negative pads) with np.pad, then the sum over kernel offsets of strided windows times the weights,
 contracted over each group's input channels, in float64 (int64 for integers). The fast paths it checks:
 the pointwise matmul on the NCHW input, im2col chunks written straight into the result (chunks forced
-small), the depthwise kernels (flat rows, stride phases, the general strided form), in f32, f16, f64 and
-integers, plus empty tensors and the memory budget callback. The oracle sweeps of
+small), the depthwise kernels (flat rows per channel or with the channels innermost, stride phases), in
+f32, f16, f64 and integers, plus empty tensors and the memory budget callback. The oracle sweeps of
 tests/test_oracle_convolution.py cover the same code against OpenVINO.
 """
 from __future__ import annotations
@@ -37,11 +37,11 @@ def plain_conv(x, w, strides, dilations, begins, out):
     return result.reshape(n, groups * out_per_group, *out)
 
 
-def random_case(rng, pointwise=False, depthwise=False):
+def random_case(rng, pointwise=False, depthwise=False, one_output=False):
     spatial = int(rng.integers(1, 4))
     groups = int(rng.integers(1, 4))
     in_per_group = 1 if depthwise else int(rng.integers(1, 5))
-    out_per_group = int(rng.integers(1, 7))
+    out_per_group = 1 if one_output else int(rng.integers(1, 7))
     if pointwise:
         kernel, strides, dil, begins, ends = [1] * spatial, [1] * spatial, [1] * spatial, [0] * spatial, [0] * spatial
     else:
@@ -79,16 +79,34 @@ def check(case, x, w):
         np.testing.assert_array_equal(got, want, err_msg=str(case))
 
 
+KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last"]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
-@pytest.mark.parametrize("kind", ["pointwise", "general", "depthwise"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
-    rng = np.random.default_rng([7, ["pointwise", "general", "depthwise"].index(kind), np.dtype(dtype).num])
+    rng = np.random.default_rng([7, KINDS.index(kind), np.dtype(dtype).num])
+    # depthwise sums with the channels innermost (forced) or per channel (forced), whatever the sizes
+    monkeypatch.setattr(C, "channels_last", (lambda groups, out_per_group, run: out_per_group == 1)
+                        if kind == "depthwise-channels-last" else (lambda groups, out_per_group, run: False))
     for i in range(12):
         # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
         monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
         monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 64 if i % 2 else 1 << 17)
-        case = random_case(rng, pointwise=kind == "pointwise", depthwise=kind == "depthwise")
+        case = random_case(rng, pointwise=kind == "pointwise", depthwise=kind.startswith("depthwise"),
+                           one_output=kind == "depthwise-channels-last")
         check(case, *arrays(rng, case, dtype))
+
+
+def test_channels_last_sums_on_a_mobile_net_shape():
+    """The unforced choice on a late MobileNet-style layer (many channels, 7x7): channels innermost."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 96, 7, 7)).astype(np.float32)
+    w = rng.standard_normal((96, 1, 1, 5, 5)).astype(np.float32)
+    assert C.channels_last(96, 1, 6 * 11 + 7)
+    for strides, out in (([1, 1], [7, 7]), ([2, 2], [4, 4])):
+        got = C.conv_forward(x, w, strides, [1, 1], [2, 2], out)
+        np.testing.assert_allclose(got, plain_conv(x, w, strides, [1, 1], [2, 2], out), rtol=2e-5, atol=2e-5)
 
 
 def test_pointwise_reads_the_input_in_place():
