@@ -5,8 +5,10 @@ negative pads) with np.pad, then the sum over kernel offsets of strided windows 
 contracted over each group's input channels, in float64 (int64 for integers). The fast paths it checks:
 the pointwise matmul on the NCHW input, im2col chunks written straight into the result (chunks forced
 small), the depthwise kernels (flat rows per channel or with the channels innermost, stride phases), in
-f32, f16, f64 and integers, plus empty tensors and the memory budget callback. The oracle sweeps of
-tests/test_oracle_convolution.py cover the same code against OpenVINO.
+f32, f16, f64 and integers, plus empty tensors and the memory budget callback. Layers shaped like the zoo's (which the
+small shapes of tests/test_oracle_convolution.py's sweeps never route to the channels-last or banded-matrix
+kernels) run against OpenVINO's CPU plugin; the pip package has no reference `evaluate` for
+GroupConvolution.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ import itertools
 
 import numpy as np
 import pytest
+from openvino import opset1
 
+import oracle as O
 from irrun.ops import convolution as C
 
 
@@ -147,3 +151,79 @@ def test_empty_batch_or_channels(shape):
     w = np.ones((groups, 3, shape[1] // groups, 3, 3), np.float32)
     got = C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [5, 5])
     assert got.shape == (shape[0], groups * 3, 5, 5) and not got.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
+    """The banded-matrix depthwise kernel, forced on random 2D cases: strides, dilations, pads (negative
+    too), channel multipliers, output widths below, at and off a multiple of the tile, blocks of one
+    channel and of all."""
+    from irrun.ops import depthwise_gemm
+    monkeypatch.setattr(depthwise_gemm, "usable", lambda dtype, kernel, strides, out: True)
+    rng = np.random.default_rng([11, np.dtype(dtype).num])
+    for i in range(16):
+        monkeypatch.setattr(depthwise_gemm, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
+        kernel = [int(v) for v in rng.integers(1, 8, 2)]
+        strides = [int(v) for v in rng.integers(1, 4, 2)]
+        dil = [int(v) for v in rng.integers(1, 3, 2)]
+        begins = [int(v) for v in rng.integers(-1, 4, 2)]
+        ends = [int(v) for v in rng.integers(-1, 4, 2)]
+        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+        dims = [int(rng.integers(max(1, e + 1), 30)) for e in eff]
+        out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
+        case = dict(n=int(rng.integers(1, 3)), groups=int(rng.integers(1, 6)), in_per_group=1,
+                    out_per_group=int(rng.integers(1, 4)), dims=dims, kernel=kernel, strides=strides, dil=dil,
+                    begins=begins, out=out)
+        check(case, *arrays(rng, case, dtype))
+
+
+def test_depthwise_gemm_on_a_convnext_shape():
+    """The unforced choice on a ConvNeXt-style 7x7 depthwise layer takes the banded matrices."""
+    from irrun.ops import depthwise_gemm
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((1, 8, 30, 33)).astype(np.float32)
+    w = rng.standard_normal((8, 1, 1, 7, 7)).astype(np.float32)
+    assert depthwise_gemm.usable(np.dtype(np.float32), (7, 7), (1, 1), [30, 33])
+    got = C.conv_forward(x, w, [1, 1], [1, 1], [3, 3], [30, 33])
+    np.testing.assert_allclose(got, plain_conv(x, w, [1, 1], [1, 1], [3, 3], [30, 33]), rtol=3e-5, atol=3e-5)
+
+
+# depthwise layers of the zoo's shapes (scaled down) and the kernel each takes: (channels, height, width,
+# kernel, stride, pad, dilation, kernel); [N, C, H, W] input, groups == C
+ZOO_LAYERS = [
+    (16, 30, 33, 7, 1, 3, 1, "banded"),          # ConvNeXt 7x7
+    (12, 29, 28, 5, 1, 4, 2, "banded"),          # 5x5 dilated, stride 1, 28 wide
+    (96, 7, 7, 5, 1, 2, 1, "channels-last"),     # MnasNet/EfficientNet late 5x5
+    (72, 14, 14, 5, 2, 2, 1, "channels-last"),   # strided 5x5 (stride phases)
+    (8, 20, 20, 3, 1, 1, 1, "per-channel"),      # MobileNet 3x3
+    (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("layer", ZOO_LAYERS, ids=lambda layer: "x".join(map(str, layer)))
+def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monkeypatch):
+    from irrun.ops import depthwise_gemm
+    channels, h, w_, k, stride, pad, dil, kernel = layer
+    taken = []
+
+    def spy(module, name, label):
+        kernel_fn = getattr(module, name)
+
+        def recorded(*args):
+            taken.append(label)
+            return kernel_fn(*args)
+        monkeypatch.setattr(module, name, recorded)
+
+    spy(depthwise_gemm, "depthwise_gemm", "banded")
+    spy(C, "_flat_sums_channels_last", "channels-last")
+    rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
+    x = rng.standard_normal((2, channels, h, w_)).astype(dtype)
+    w = rng.standard_normal((channels, 1, 1, k, k)).astype(dtype)
+    built = O.build(lambda p: opset1.group_convolution(p["x"], O.constant(w), strides=[stride] * 2,
+                                                      pads_begin=[pad] * 2, pads_end=[pad] * 2,
+                                                      dilations=[dil] * 2), {"x": x}, tmp_path)
+    names, expected = O.run_cpu(built)
+    O.assert_same(O.run_irrun(built), expected, names, atol=4e-6 * k * k + 1e-5,
+                  f16_ulp=dtype == np.float16, context=str(layer))
+    assert set(taken) == ({kernel} if kernel != "per-channel" else set()), taken

@@ -1,7 +1,10 @@
 """Convolutions: Convolution-1, GroupConvolution-1, ConvolutionBackpropData-1, GroupConvolutionBackpropData-1.
 
-Forward convolution is im2col (one strided copy per kernel offset) followed by one BLAS matmul per chunk;
-depthwise-like groups (one input channel per group) accumulate per kernel offset instead. Transposed
+Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, stride 1, unpadded) layers,
+else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
+groups (one input channel per group) accumulate per kernel offset instead (per channel, or with the channels
+innermost for many channels over few positions), or take banded matrix products for wide 2D kernels
+(depthwise_gemm). Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
 from __future__ import annotations
@@ -12,6 +15,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
+from . import depthwise_gemm
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_rank, shape_str
@@ -215,9 +219,12 @@ def _padded(x, begins, out, kernel, strides, dilations):
 DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2 cache
 
 
-def depthwise(padded, w, strides, dilations, out, offsets, view):
+def depthwise(padded, w, strides, dilations, out, offsets, view, reserve):
     """view [N, G, Og, *out] += the contribution of each kernel offset, one cache-sized block of
-    channels at a time: a product into a scratch buffer and an in-place add per offset."""
+    channels at a time: a product into a scratch buffer and an in-place add per offset (or, for wide
+    2D kernels, matrix products with banded weights: depthwise_gemm)."""
+    if depthwise_gemm.usable(view.dtype, w.shape[3:], strides, out):
+        return depthwise_gemm.depthwise_gemm(padded, w, strides, dilations, out, view, reserve)
     if all(st == 1 for st in strides):
         return depthwise_flat(padded, w, dilations, out, offsets, view)
     if all(st <= 4 for st in strides):
@@ -352,7 +359,7 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     if in_per_group == 1 and out_per_group <= 4:
         result = np.zeros((n, groups, out_per_group, *out), dtype=dtype)
-        depthwise(padded, w, strides, dilations, out, offsets, result)
+        depthwise(padded, w, strides, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
     ck = in_per_group * len(offsets)
     weights = w.reshape(groups, out_per_group, ck)
