@@ -290,7 +290,7 @@ def _flat_sums(source, dims, starts, taps, out, view):
     pitch = _pitch(dims)
     length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
     rows = out[0] * pitch[0]
-    if channels_last(groups, out_per_group, length):
+    if channels_last(groups, out_per_group, length, len(taps), flat.shape[-1]):
         return _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows)
     per_channel = out_per_group * rows * view.itemsize
     block = max(1, min(groups, 2 * DEPTHWISE_BLOCK_BYTES // max(per_channel, 1)))
@@ -308,11 +308,16 @@ def _flat_sums(source, dims, starts, taps, out, view):
             view[b, g0:g1] = a.reshape(g1 - g0, out_per_group, out[0], *dims[1:])[crop]
 
 
-def channels_last(groups, out_per_group, run):
-    """Whether depthwise sums over runs of `run` positions per channel go faster with the channels
-    innermost (measured: per-channel runs of under about 2,000 elements lose to NumPy's per-row overhead
-    when there are at least 64 channels)."""
-    return out_per_group == 1 and run < 2048 and groups >= 64
+def channels_last(groups, out_per_group, run, taps, plane):
+    """Whether depthwise sums of `taps` offsets over runs of `run` positions per channel, read from planes
+    of `plane` elements per channel, go faster with the channels innermost. Measured: per-channel runs
+    under about 2,000 elements lose to NumPy's per-row overhead once there are 64 channels or more, if the
+    sums save more than the two transposes cost (the planes of a strided layer are its stride phases,
+    several times its output)."""
+    return out_per_group == 1 and run < 2048 and groups >= 64 and taps * run >= 5 * plane
+
+
+TRANSPOSE_CHUNK = 64
 
 
 def _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows):
@@ -325,8 +330,12 @@ def _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows
     acc = np.empty((rows, groups), view.dtype)
     tmp = np.empty((min(block, length), groups), view.dtype)
     crop = (slice(None), *(slice(0, o) for o in out[1:]))
+    planes = source.reshape(n, groups, -1)
+    src = np.empty(planes.shape[:0:-1], view.dtype)
+    chunks = [slice(c0, c0 + TRANSPOSE_CHUNK) for c0 in range(0, groups, TRANSPOSE_CHUNK)]
     for b in range(n):
-        src = np.ascontiguousarray(source.reshape(n, groups, -1)[b].T)
+        for cs in chunks:  # transposed a few channels at a time, so the strided side stays in L1
+            src[:, cs] = planes[b, cs].T
         for p0 in range(0, length, block):
             p1 = min(length, p0 + block)
             a, t = acc[p0:p1], tmp[:p1 - p0]
@@ -336,7 +345,9 @@ def _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows
                 else:
                     np.multiply(src[start + p0:start + p1], weight, out=t)
                     a += t
-        view[b, :, 0] = np.moveaxis(acc.reshape(out[0], *dims[1:], groups)[crop], -1, 0)
+        grid = acc.reshape(out[0], *dims[1:], groups)[crop]
+        for cs in chunks:
+            view[b, cs, 0] = np.moveaxis(grid[..., cs], -1, 0)
 
 
 def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
