@@ -4,11 +4,12 @@ The plain definition is written here, independently of irrun: the input zero-pad
 negative pads) with np.pad, then the sum over kernel offsets of strided windows times the weights,
 contracted over each group's input channels, in float64 (int64 for integers). The fast paths it checks:
 the pointwise matmul on the NCHW input, im2col chunks written straight into the result (chunks forced
-small), the depthwise kernels (flat rows per channel or with the channels innermost, stride phases), in
-f32, f16, f64 and integers, plus empty tensors and the memory budget callback. Layers shaped like the zoo's (which the
-small shapes of tests/test_oracle_convolution.py's sweeps never route to the channels-last or banded-matrix
-kernels) run against OpenVINO's CPU plugin; the pip package has no reference `evaluate` for
-GroupConvolution.
+small), stride-1 columns copied from the flattened input (forced on and off), the depthwise kernels
+(flat rows per channel or with the channels innermost, stride phases, banded matrices), in f32, f16, f64
+and integers, plus empty tensors and the memory budget callback. Layers shaped like the zoo's (which the
+small shapes of tests/test_oracle_convolution.py's sweeps never route to the channels-last or
+banded-matrix kernels) run against OpenVINO's CPU plugin; the pip package has no reference `evaluate`
+for GroupConvolution.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def plain_conv(x, w, strides, dilations, begins, out):
     return result.reshape(n, groups * out_per_group, *out)
 
 
-def random_case(rng, pointwise=False, depthwise=False, one_output=False):
+def random_case(rng, pointwise=False, depthwise=False, one_output=False, stride_one=False):
     spatial = int(rng.integers(1, 4))
     groups = int(rng.integers(1, 4))
     in_per_group = 1 if depthwise else int(rng.integers(1, 5))
@@ -50,7 +51,7 @@ def random_case(rng, pointwise=False, depthwise=False, one_output=False):
         kernel, strides, dil, begins, ends = [1] * spatial, [1] * spatial, [1] * spatial, [0] * spatial, [0] * spatial
     else:
         kernel = [int(v) for v in rng.integers(1, 4, spatial)]
-        strides = [int(v) for v in rng.integers(1, 4, spatial)]
+        strides = [1] * spatial if stride_one else [int(v) for v in rng.integers(1, 4, spatial)]
         dil = [int(v) for v in rng.integers(1, 3, spatial)]
         begins = [int(v) for v in rng.integers(-1, 3, spatial)]
         ends = [int(v) for v in rng.integers(-1, 3, spatial)]
@@ -97,6 +98,8 @@ def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
         # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
         monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
         monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 64 if i % 2 else 1 << 17)
+        # stride-1 columns from the flattened input: always, never, or as chosen
+        monkeypatch.setattr(C, "FLAT_WASTE", (1e9, 0.0, 1.25)[i % 3])
         case = random_case(rng, pointwise=kind == "pointwise", depthwise=kind.startswith("depthwise"),
                            one_output=kind == "depthwise-channels-last")
         check(case, *arrays(rng, case, dtype))
@@ -111,6 +114,17 @@ def test_channels_last_sums_on_a_mobile_net_shape():
     for strides, out in (([1, 1], [7, 7]), ([2, 2], [4, 4])):
         got = C.conv_forward(x, w, strides, [1, 1], [2, 2], out)
         np.testing.assert_allclose(got, plain_conv(x, w, strides, [1, 1], [2, 2], out), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_flat_columns_match_plain_definition(dtype, monkeypatch):
+    """Stride-1 columns copied from the flattened input (forced), in one chunk and in chunks of a row."""
+    monkeypatch.setattr(C, "FLAT_WASTE", 1e9)
+    rng = np.random.default_rng([13, np.dtype(dtype).num])
+    for i in range(16):
+        monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
+        case = random_case(rng, stride_one=True)
+        check(case, *arrays(rng, case, dtype))
 
 
 def test_pointwise_reads_the_input_in_place():
@@ -132,7 +146,8 @@ def test_temporaries_are_reserved_before_allocation():
     C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [9, 9], lambda nbytes, what: asked.append((nbytes, what)))
     sizes = dict((what.split(" [")[0], nbytes) for nbytes, what in asked)
     assert sizes["padded convolution input"] == 1 * 4 * 11 * 11 * 4
-    assert sizes["convolution column buffer"] == 4 * 9 * 81 * 4
+    # stride 1: columns and products on the padded pitch, 9 rows of 11 positions
+    assert sizes["convolution column buffer"] == (4 * 9 + 8) * 9 * 11 * 4
 
     class Refused(Exception):
         pass

@@ -379,6 +379,10 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
         # a pointwise product: the input is the column matrix, one matmul per batch item and group
         np.matmul(weights, padded.reshape(n, groups, in_per_group, positions), out=result)
         return result.reshape(shape)
+    if in_per_group <= FLAT_MAX_IN and all(s == 1 for s in strides) and \
+            math.prod(padded.shape[3:]) <= FLAT_WASTE * math.prod(out[1:]):
+        im2col_flat(padded, weights, dilations, out, offsets, result, reserve)
+        return result.reshape(shape)
     # im2col chunked over the batch, then over the first output axis, so the column buffer stays bounded;
     # each chunk's matmul writes its rows of the result
     per_row = ck * groups * (positions // out[0]) * dtype().itemsize
@@ -402,6 +406,46 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
             target = view[bs, :, :, r0:r0 + rows].reshape(nb, groups, out_per_group, -1)
             np.matmul(weights, cols.reshape(nb, groups, ck, -1), out=target)
     return result.reshape(shape)
+
+
+FLAT_WASTE = 1.25  # im2col_flat computes products for this many times the output positions at most
+FLAT_MAX_IN = 16   # and serves groups of this many input channels at most (measured: with more, the matmul
+                   # dominates, and the products between the rows cost more than the plain copies save)
+
+
+def im2col_flat(padded, weights, dilations, out, offsets, result, reserve):
+    """Stride 1: with the spatial dims flattened, each kernel offset's window over a chunk of output rows
+    (first axis) is one contiguous run of the padded input, so each column block is one plain copy. The
+    products are computed on the padded pitch (positions between the rows included) and cropped."""
+    padded = np.ascontiguousarray(padded)
+    n = padded.shape[0]
+    groups, out_per_group, ck = weights.shape
+    in_per_group = ck // len(offsets)
+    dims = padded.shape[2:]
+    pitch = _pitch(dims)
+    plane, row = math.prod(dims), pitch[0]
+    starts = [sum(o * d * p for o, d, p in zip(offs, dilations, pitch)) for offs in offsets]
+    flat = padded.reshape(n, groups, in_per_group, plane)
+    itemsize = weights.itemsize
+    per_row = (ck + out_per_group) * groups * row * itemsize
+    rows_per_chunk = max(1, min(out[0], CHUNK_BYTES // per_row))
+    reserve(rows_per_chunk * per_row, "convolution column buffer")
+    cols = np.empty((groups, in_per_group, len(offsets), rows_per_chunk * row), weights.dtype)
+    products = np.empty((groups, out_per_group, rows_per_chunk * row), weights.dtype)
+    view = result.reshape(n, groups, out_per_group, *out)
+    crop = (slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))
+    for b in range(n):
+        for r0 in range(0, out[0], rows_per_chunk):
+            rows = min(rows_per_chunk, out[0] - r0)
+            span = rows * row
+            for j, start in enumerate(starts):
+                first = start + r0 * row
+                available = min(span, plane - first)  # the last chunk's final row may run past the input
+                cols[:, :, j, :available] = flat[b, :, :, first:first + available]
+                cols[:, :, j, available:span] = 0
+            chunk = products[:, :, :span]
+            np.matmul(weights, cols[..., :span].reshape(groups, ck, span), out=chunk)
+            view[b, :, :, r0:r0 + rows] = chunk.reshape(groups, out_per_group, rows, *dims[1:])[crop]
 
 
 # ---------------------------------------------------------------- transposed convolution
