@@ -242,3 +242,15 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
     O.assert_same(O.run_irrun(built), expected, names, atol=4e-6 * k * k + 1e-5,
                   f16_ulp=dtype == np.float16, context=str(layer))
     assert set(taken) == ({kernel} if kernel != "per-channel" else set()), taken
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_depthwise_strides_beyond_the_phase_split(dtype):
+    """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result."""
+    rng = np.random.default_rng([14, np.dtype(dtype).num])
+    for spatial in (1, 2, 3):
+        case = dict(n=2, groups=3, in_per_group=1, out_per_group=2, dims=[11] * spatial, kernel=[3] * spatial,
+                    strides=[5 + a for a in range(spatial)], dil=[1 + a % 2 for a in range(spatial)],
+                    begins=[1] * spatial, ends=[2] * spatial, out=None)
+        case["out"] = [(11 + 3 - ((3 - 1) * d + 1)) // s + 1 for d, s in zip(case["dil"], case["strides"])]
+        check(case, *arrays(rng, case, dtype))

@@ -220,7 +220,7 @@ DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2
 
 
 def depthwise(padded, w, strides, dilations, out, offsets, view, reserve):
-    """view [N, G, Og, *out] += the contribution of each kernel offset, one cache-sized block of
+    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset, one cache-sized block of
     channels at a time: a product into a scratch buffer and an in-place add per offset (or, for wide
     2D kernels, matrix products with banded weights: depthwise_gemm)."""
     if depthwise_gemm.usable(view.dtype, w.shape[3:], strides, out):
@@ -229,6 +229,7 @@ def depthwise(padded, w, strides, dilations, out, offsets, view, reserve):
         return depthwise_flat(padded, w, dilations, out, offsets, view)
     if all(st <= 4 for st in strides):
         return depthwise_phases(padded, w, strides, dilations, out, offsets, view)
+    view[...] = 0
     n, groups, out_per_group = view.shape[:3]
     per_channel = out_per_group * math.prod(out) * view.itemsize
     block = max(1, min(groups, DEPTHWISE_BLOCK_BYTES // max(per_channel, 1)))
@@ -301,10 +302,12 @@ def _flat_sums(source, dims, starts, taps, out, view):
         for g0 in range(0, groups, block):
             g1 = min(groups, g0 + block)
             a, t = acc[:g1 - g0], tmp[:g1 - g0]
-            a.fill(0)
-            for tap, start in zip(taps, starts):
-                np.multiply(flat[b, g0:g1, :, start:start + length], tap[g0:g1, :, None], out=t)
-                a[:, :, :length] += t
+            for j, (tap, start) in enumerate(zip(taps, starts)):
+                if j == 0:  # positions past `length` are never written: the crop drops them
+                    np.multiply(flat[b, g0:g1, :, start:start + length], tap[g0:g1, :, None], out=a[:, :, :length])
+                else:
+                    np.multiply(flat[b, g0:g1, :, start:start + length], tap[g0:g1, :, None], out=t)
+                    a[:, :, :length] += t
             view[b, g0:g1] = a.reshape(g1 - g0, out_per_group, out[0], *dims[1:])[crop]
 
 
@@ -369,7 +372,7 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     if in_per_group == 1 and out_per_group <= 4:
-        result = np.zeros((n, groups, out_per_group, *out), dtype=dtype)
+        result = np.empty((n, groups, out_per_group, *out), dtype=dtype)
         depthwise(padded, w, strides, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
     ck = in_per_group * len(offsets)
