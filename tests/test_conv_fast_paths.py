@@ -254,3 +254,16 @@ def test_depthwise_strides_beyond_the_phase_split(dtype):
                     begins=[1] * spatial, ends=[2] * spatial, out=None)
         case["out"] = [(11 + 3 - ((3 - 1) * d + 1)) // s + 1 for d, s in zip(case["dil"], case["strides"])]
         check(case, *arrays(rng, case, dtype))
+
+
+def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows():
+    """An inf or NaN input reaches only the outputs whose windows hold it, as in the plain definition
+    (the banded products would multiply it by zero elsewhere)."""
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((1, 4, 30, 32)).astype(np.float32)
+    x[0, 0, 10, 5], x[0, 1, 3, 20], x[0, 2, 17, 17], x[0, 3, 0, 0] = np.inf, -np.inf, np.nan, np.inf
+    w = rng.standard_normal((4, 1, 1, 5, 5)).astype(np.float32)
+    got = C.conv_forward(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
+    want = plain_conv(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
+    assert np.isfinite(want).sum() > 0.9 * want.size
+    np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)

@@ -223,7 +223,8 @@ def depthwise(padded, w, strides, dilations, out, offsets, view, reserve):
     """view [N, G, Og, *out] = the sum of the contributions of each kernel offset, one cache-sized block of
     channels at a time: a product into a scratch buffer and an in-place add per offset (or, for wide
     2D kernels, matrix products with banded weights: depthwise_gemm)."""
-    if depthwise_gemm.usable(view.dtype, w.shape[3:], strides, out):
+    # the banded products multiply inputs outside a window by zero: an inf or NaN there would spread
+    if depthwise_gemm.usable(view.dtype, w.shape[3:], strides, out) and np.isfinite(padded).all():
         return depthwise_gemm.depthwise_gemm(padded, w, strides, dilations, out, view, reserve)
     if all(st == 1 for st in strides):
         return depthwise_flat(padded, w, dilations, out, offsets, view)
