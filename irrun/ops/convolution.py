@@ -219,17 +219,21 @@ def _padded(x, begins, out, kernel, strides, dilations):
 DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2 cache
 
 
-def depthwise(padded, w, strides, dilations, out, offsets, view, reserve):
+def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     """view [N, G, Og, *out] = the sum of the contributions of each kernel offset, one cache-sized block of
     channels at a time: a product into a scratch buffer and an in-place add per offset (or, for wide
     2D kernels, matrix products with banded weights: depthwise_gemm)."""
+    kernel = w.shape[3:]
+    if 1 < max(strides) <= 4 and not depthwise_gemm.usable(view.dtype, kernel, strides, out):
+        return depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve)
+    padded = _padded(x, begins, out, kernel, strides, dilations)
+    if padded is not x:
+        reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
     # the banded products multiply inputs outside a window by zero: an inf or NaN there would spread
-    if depthwise_gemm.usable(view.dtype, w.shape[3:], strides, out) and np.isfinite(padded).all():
+    if depthwise_gemm.usable(view.dtype, kernel, strides, out) and np.isfinite(padded).all():
         return depthwise_gemm.depthwise_gemm(padded, w, strides, dilations, out, view, reserve)
     if all(st == 1 for st in strides):
         return depthwise_flat(padded, w, dilations, out, offsets, view)
-    if all(st <= 4 for st in strides):
-        return depthwise_phases(padded, w, strides, dilations, out, offsets, view)
     view[...] = 0
     n, groups, out_per_group = view.shape[:3]
     per_channel = out_per_group * math.prod(out) * view.itemsize
@@ -256,17 +260,28 @@ def depthwise_flat(padded, w, dilations, out, offsets, view):
     _flat_sums(padded, padded.shape[2:], starts, _taps(w, offsets), out, view)
 
 
-def depthwise_phases(padded, w, strides, dilations, out, offsets, view):
-    """Strides > 1: the padded input split into its stride phases (x[..., p::s, q::s], one copy of the
-    input in all, each padded to the largest); an offset at position o * d along an axis reads phase
-    (o * d) % s from (o * d) // s on with stride 1, so the sums run as in depthwise_flat."""
-    n, groups = padded.shape[:2]
-    phase_dims = [-(-d // st) for d, st in zip(padded.shape[2:], strides)]
+def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve):
+    """Strides > 1: the padded input split into its stride phases (padded[..., p::s, q::s], read straight
+    from the unpadded x: one copy of the input in all, each phase as large as the largest); an offset at
+    position o * d along an axis reads phase (o * d) % s from (o * d) // s on with stride 1, so the sums
+    run as in depthwise_flat."""
+    n, groups = x.shape[:2]
+    needed = [(o - 1) * st + (k - 1) * d + 1 for o, st, k, d in zip(out, strides, w.shape[3:], dilations)]
+    phase_dims = [-(-e // st) for e, st in zip(needed, strides)]
     phases = list(itertools.product(*(range(st) for st in strides)))
-    stacked = np.zeros((n, groups, len(phases), *phase_dims), padded.dtype)
+    reserve(n * groups * len(phases) * math.prod(phase_dims) * x.itemsize, "stride phases of the input")
+    stacked = np.zeros((n, groups, len(phases), *phase_dims), x.dtype)
     for index, phase in enumerate(phases):
-        part = padded[(slice(None), slice(None), *(slice(p, None, st) for p, st in zip(phase, strides)))]
-        stacked[(slice(None), slice(None), index, *(slice(0, d) for d in part.shape[2:]))] = part
+        # phase position i holds padded position i * s + p, that is x position i * s + p - begin
+        lows = [max(0, -((p - b) // st)) for p, b, st in zip(phase, begins, strides)]
+        highs = [min(pd, -((p - b - dim) // st)) for p, b, st, pd, dim in zip(phase, begins, strides, phase_dims,
+                                                                                x.shape[2:])]
+        if any(hi <= lo for lo, hi in zip(lows, highs)):
+            continue
+        src = tuple(slice(lo * st + p - b, (hi - 1) * st + p - b + 1, st)
+                    for lo, hi, p, b, st in zip(lows, highs, phase, begins, strides))
+        stacked[(slice(None), slice(None), index, *(slice(lo, hi) for lo, hi in zip(lows, highs)))] = \
+            x[(slice(None), slice(None), *src)]
     pitch, block = _pitch(phase_dims), math.prod(phase_dims)
     starts = []
     for offs in offsets:
@@ -368,14 +383,14 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
     if math.prod(shape) == 0 or in_per_group == 0 or math.prod(kernel) == 0:
         return np.zeros(shape, dtype=dtype)
     reserve = reserve or (lambda nbytes, what: None)
-    padded = _padded(x, begins, out, kernel, strides, dilations)
-    if padded is not x:
-        reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     if in_per_group == 1 and out_per_group <= 4:
         result = np.empty((n, groups, out_per_group, *out), dtype=dtype)
-        depthwise(padded, w, strides, dilations, out, offsets, result, reserve)
+        depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
+    padded = _padded(x, begins, out, kernel, strides, dilations)
+    if padded is not x:
+        reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
     ck = in_per_group * len(offsets)
     weights = w.reshape(groups, out_per_group, ck)
     result = np.empty((n, groups, out_per_group, positions), dtype=dtype)
