@@ -93,6 +93,42 @@ def cases():
             [rng_data((1, 144, 112, 112)), rng_data((144, 1, 1, 3, 3), 0.1)],
             lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(144, 1, 3, 3), stride=2, padding=1,
                                                           groups=144)),
+        "GroupConvolution depthwise 5x5 C=1152 7x7": (
+            "GroupConvolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (2, 2),
+                                    "pads_end": (2, 2), "auto_pad": "explicit"},
+            [rng_data((1, 1152, 7, 7)), rng_data((1152, 1, 1, 5, 5), 0.1)],
+            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(1152, 1, 5, 5), padding=2, groups=1152)),
+        "GroupConvolution depthwise 5x5 stride 2 C=72 56x56": (
+            "GroupConvolution", 1, {"strides": (2, 2), "dilations": (1, 1), "pads_begin": (2, 2),
+                                    "pads_end": (2, 2), "auto_pad": "explicit"},
+            [rng_data((1, 72, 56, 56)), rng_data((72, 1, 1, 5, 5), 0.1)],
+            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(72, 1, 5, 5), stride=2, padding=2,
+                                                          groups=72)),
+        "GroupConvolution 8 channels/group 3x3 C=104 28x28": (
+            "GroupConvolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (1, 1),
+                                    "pads_end": (1, 1), "auto_pad": "explicit"},
+            [rng_data((1, 104, 28, 28)), rng_data((13, 8, 8, 3, 3), 0.1)],
+            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(104, 8, 3, 3), padding=1, groups=13)),
+        "Convolution 1x1 16->96 112x112": (
+            "Convolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (0, 0),
+                               "pads_end": (0, 0), "auto_pad": "explicit"},
+            [rng_data((1, 16, 112, 112)), rng_data((96, 16, 1, 1), 0.1)],
+            lambda t: t.nn.functional.conv2d),
+        "Convolution 1x1 40->160 56x56": (
+            "Convolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (0, 0),
+                               "pads_end": (0, 0), "auto_pad": "explicit"},
+            [rng_data((1, 40, 56, 56)), rng_data((160, 40, 1, 1), 0.1)],
+            lambda t: t.nn.functional.conv2d),
+        "Convolution 3x3 64->64 56x56": (
+            "Convolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (1, 1),
+                               "pads_end": (1, 1), "auto_pad": "explicit"},
+            [rng_data((1, 64, 56, 56)), rng_data((64, 64, 3, 3), 0.1)],
+            lambda t: lambda x, w: t.nn.functional.conv2d(x, w, padding=1)),
+        "Convolution 3x3 stride 2 3->32 224x224": (
+            "Convolution", 1, {"strides": (2, 2), "dilations": (1, 1), "pads_begin": (1, 1),
+                               "pads_end": (1, 1), "auto_pad": "explicit"},
+            [rng_data((1, 3, 224, 224)), rng_data((32, 3, 3, 3), 0.1)],
+            lambda t: lambda x, w: t.nn.functional.conv2d(x, w, stride=2, padding=1)),
         "MVN-6 (LayerNorm) 1x3136x96": (
             "MVN", 6, {"normalize_variance": True, "eps": 1e-6, "eps_mode": "inside_sqrt"},
             [rng_data((1, 3136, 96)), np.array([-1], np.int64)],

@@ -1,7 +1,10 @@
 """Convolutions: Convolution-1, GroupConvolution-1, ConvolutionBackpropData-1, GroupConvolutionBackpropData-1.
 
-Forward convolution is im2col (one strided copy per kernel offset) followed by one BLAS matmul per chunk;
-depthwise-like groups (one input channel per group) accumulate per kernel offset instead. Transposed
+Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, stride 1, unpadded) layers,
+else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
+groups (one input channel per group) accumulate per kernel offset instead (per channel, or with the channels
+innermost for many channels over few positions), or take banded matrix products for wide 2D kernels
+(depthwise_gemm). Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
 from __future__ import annotations
@@ -12,6 +15,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
+from . import depthwise_gemm
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_rank, shape_str
@@ -142,7 +146,7 @@ class _ForwardConv(_ConvBase):
         out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
-        result = conv_forward(x, w, self.strides, self.dilations, begins, out)
+        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve)
         return [_to_type(result, out_infos[0].type.storage)]
 
 
@@ -215,13 +219,22 @@ def _padded(x, begins, out, kernel, strides, dilations):
 DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2 cache
 
 
-def depthwise(padded, w, strides, dilations, out, offsets, view):
-    """view [N, G, Og, *out] += the contribution of each kernel offset, one cache-sized block of
-    channels at a time: a product into a scratch buffer and an in-place add per offset."""
+def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
+    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset, one cache-sized block of
+    channels at a time: a product into a scratch buffer and an in-place add per offset (or, for wide
+    2D kernels, matrix products with banded weights: depthwise_gemm)."""
+    kernel = w.shape[3:]
+    if 1 < max(strides) <= 4 and not depthwise_gemm.usable(view.dtype, kernel, strides, out):
+        return depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve)
+    padded = _padded(x, begins, out, kernel, strides, dilations)
+    if padded is not x:
+        reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
+    # the banded products multiply inputs outside a window by zero: an inf or NaN there would spread
+    if depthwise_gemm.usable(view.dtype, kernel, strides, out) and np.isfinite(padded).all():
+        return depthwise_gemm.depthwise_gemm(padded, w, strides, dilations, out, view, reserve)
     if all(st == 1 for st in strides):
         return depthwise_flat(padded, w, dilations, out, offsets, view)
-    if all(st <= 4 for st in strides):
-        return depthwise_phases(padded, w, strides, dilations, out, offsets, view)
+    view[...] = 0
     n, groups, out_per_group = view.shape[:3]
     per_channel = out_per_group * math.prod(out) * view.itemsize
     block = max(1, min(groups, DEPTHWISE_BLOCK_BYTES // max(per_channel, 1)))
@@ -247,17 +260,28 @@ def depthwise_flat(padded, w, dilations, out, offsets, view):
     _flat_sums(padded, padded.shape[2:], starts, _taps(w, offsets), out, view)
 
 
-def depthwise_phases(padded, w, strides, dilations, out, offsets, view):
-    """Strides > 1: the padded input split into its stride phases (x[..., p::s, q::s], one copy of the
-    input in all, each padded to the largest); an offset at position o * d along an axis reads phase
-    (o * d) % s from (o * d) // s on with stride 1, so the sums run as in depthwise_flat."""
-    n, groups = padded.shape[:2]
-    phase_dims = [-(-d // st) for d, st in zip(padded.shape[2:], strides)]
+def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve):
+    """Strides > 1: the padded input split into its stride phases (padded[..., p::s, q::s], read straight
+    from the unpadded x: one copy of the input in all, each phase as large as the largest); an offset at
+    position o * d along an axis reads phase (o * d) % s from (o * d) // s on with stride 1, so the sums
+    run as in depthwise_flat."""
+    n, groups = x.shape[:2]
+    needed = [(o - 1) * st + (k - 1) * d + 1 for o, st, k, d in zip(out, strides, w.shape[3:], dilations)]
+    phase_dims = [-(-e // st) for e, st in zip(needed, strides)]
     phases = list(itertools.product(*(range(st) for st in strides)))
-    stacked = np.zeros((n, groups, len(phases), *phase_dims), padded.dtype)
+    reserve(n * groups * len(phases) * math.prod(phase_dims) * x.itemsize, "stride phases of the input")
+    stacked = np.zeros((n, groups, len(phases), *phase_dims), x.dtype)
     for index, phase in enumerate(phases):
-        part = padded[(slice(None), slice(None), *(slice(p, None, st) for p, st in zip(phase, strides)))]
-        stacked[(slice(None), slice(None), index, *(slice(0, d) for d in part.shape[2:]))] = part
+        # phase position i holds padded position i * s + p, that is x position i * s + p - begin
+        lows = [max(0, -((p - b) // st)) for p, b, st in zip(phase, begins, strides)]
+        highs = [min(pd, -((p - b - dim) // st)) for p, b, st, pd, dim in zip(phase, begins, strides, phase_dims,
+                                                                                x.shape[2:])]
+        if any(hi <= lo for lo, hi in zip(lows, highs)):
+            continue
+        src = tuple(slice(lo * st + p - b, (hi - 1) * st + p - b + 1, st)
+                    for lo, hi, p, b, st in zip(lows, highs, phase, begins, strides))
+        stacked[(slice(None), slice(None), index, *(slice(lo, hi) for lo, hi in zip(lows, highs)))] = \
+            x[(slice(None), slice(None), *src)]
     pitch, block = _pitch(phase_dims), math.prod(phase_dims)
     starts = []
     for offs in offsets:
@@ -283,6 +307,8 @@ def _flat_sums(source, dims, starts, taps, out, view):
     pitch = _pitch(dims)
     length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
     rows = out[0] * pitch[0]
+    if channels_last(groups, out_per_group, length, len(taps), flat.shape[-1]):
+        return _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows)
     per_channel = out_per_group * rows * view.itemsize
     block = max(1, min(groups, 2 * DEPTHWISE_BLOCK_BYTES // max(per_channel, 1)))
     acc = np.empty((block, out_per_group, rows), view.dtype)
@@ -292,15 +318,60 @@ def _flat_sums(source, dims, starts, taps, out, view):
         for g0 in range(0, groups, block):
             g1 = min(groups, g0 + block)
             a, t = acc[:g1 - g0], tmp[:g1 - g0]
-            a.fill(0)
-            for tap, start in zip(taps, starts):
-                np.multiply(flat[b, g0:g1, :, start:start + length], tap[g0:g1, :, None], out=t)
-                a[:, :, :length] += t
+            for j, (tap, start) in enumerate(zip(taps, starts)):
+                if j == 0:  # positions past `length` are never written: the crop drops them
+                    np.multiply(flat[b, g0:g1, :, start:start + length], tap[g0:g1, :, None], out=a[:, :, :length])
+                else:
+                    np.multiply(flat[b, g0:g1, :, start:start + length], tap[g0:g1, :, None], out=t)
+                    a[:, :, :length] += t
             view[b, g0:g1] = a.reshape(g1 - g0, out_per_group, out[0], *dims[1:])[crop]
 
 
-def conv_forward(x, w, strides, dilations, begins, out):
-    """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type."""
+def channels_last(groups, out_per_group, run, taps, plane):
+    """Whether depthwise sums of `taps` offsets over runs of `run` positions per channel, read from planes
+    of `plane` elements per channel, go faster with the channels innermost. Measured: per-channel runs
+    under about 2,000 elements lose to NumPy's per-row overhead once there are 64 channels or more, if the
+    sums save more than the two transposes cost (the planes of a strided layer are its stride phases,
+    several times its output)."""
+    return out_per_group == 1 and run < 2048 and groups >= 64 and taps * run >= 5 * plane
+
+
+TRANSPOSE_CHUNK = 64
+
+
+def _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows):
+    """_flat_sums with one output per group, for many channels over few positions: the source transposed to
+    [positions, channels], so each product and sum runs over rows of all channels (per-channel rows would be
+    too short for NumPy's loops); a cache-sized block of positions at a time."""
+    n, groups = view.shape[:2]
+    weights = [np.ascontiguousarray(tap[:, 0]) for tap in taps]  # each [G], contiguous for the SIMD loops
+    block = max(1, 2 * DEPTHWISE_BLOCK_BYTES // (groups * view.itemsize))
+    acc = np.empty((rows, groups), view.dtype)
+    tmp = np.empty((min(block, length), groups), view.dtype)
+    crop = (slice(None), *(slice(0, o) for o in out[1:]))
+    planes = source.reshape(n, groups, -1)
+    src = np.empty(planes.shape[:0:-1], view.dtype)
+    chunks = [slice(c0, c0 + TRANSPOSE_CHUNK) for c0 in range(0, groups, TRANSPOSE_CHUNK)]
+    for b in range(n):
+        for cs in chunks:  # transposed a few channels at a time, so the strided side stays in L1
+            src[:, cs] = planes[b, cs].T
+        for p0 in range(0, length, block):
+            p1 = min(length, p0 + block)
+            a, t = acc[p0:p1], tmp[:p1 - p0]
+            for j, (weight, start) in enumerate(zip(weights, starts)):
+                if j == 0:
+                    np.multiply(src[start + p0:start + p1], weight, out=a)
+                else:
+                    np.multiply(src[start + p0:start + p1], weight, out=t)
+                    a += t
+        grid = acc.reshape(out[0], *dims[1:], groups)[crop]
+        for cs in chunks:
+            view[b, cs, 0] = np.moveaxis(grid[..., cs], -1, 0)
+
+
+def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
+    """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type. `reserve(nbytes, what)`
+    checks temporaries against the memory budget."""
     dtype = _compute_dtype(x.dtype)
     x = x.astype(dtype, copy=False)
     w = w.astype(dtype, copy=False)
@@ -308,21 +379,36 @@ def conv_forward(x, w, strides, dilations, begins, out):
     kernel = w.shape[3:]
     n = x.shape[0]
     positions = math.prod(out)
-    result = np.zeros((n, groups, out_per_group, positions), dtype=dtype)
-    if result.size == 0 or in_per_group == 0 or math.prod(kernel) == 0:
-        return result.reshape(n, groups * out_per_group, *out)
-    padded = _padded(x, begins, out, kernel, strides, dilations)
+    shape = (n, groups * out_per_group, *out)
+    if math.prod(shape) == 0 or in_per_group == 0 or math.prod(kernel) == 0:
+        return np.zeros(shape, dtype=dtype)
+    reserve = reserve or (lambda nbytes, what: None)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     if in_per_group == 1 and out_per_group <= 4:
-        depthwise(padded, w, strides, dilations, out, offsets, result.reshape(n, groups, out_per_group, *out))
-        return result.reshape(n, groups * out_per_group, *out)
+        result = np.empty((n, groups, out_per_group, *out), dtype=dtype)
+        depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve)
+        return result.reshape(shape)
+    padded = _padded(x, begins, out, kernel, strides, dilations)
+    if padded is not x:
+        reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
     ck = in_per_group * len(offsets)
-    weights = w.reshape(groups, out_per_group, in_per_group, len(offsets)).reshape(groups, out_per_group, ck)
-    # Chunk over the batch, then over the first output axis, so the column buffer stays bounded.
+    weights = w.reshape(groups, out_per_group, ck)
+    result = np.empty((n, groups, out_per_group, positions), dtype=dtype)
+    if len(offsets) == 1 and tuple(padded.shape[2:]) == tuple(out):
+        # a pointwise product: the input is the column matrix, one matmul per batch item and group
+        np.matmul(weights, padded.reshape(n, groups, in_per_group, positions), out=result)
+        return result.reshape(shape)
+    if in_per_group <= FLAT_MAX_IN and all(s == 1 for s in strides) and \
+            math.prod(padded.shape[3:]) <= FLAT_WASTE * math.prod(out[1:]):
+        im2col_flat(padded, weights, dilations, out, offsets, result, reserve)
+        return result.reshape(shape)
+    # im2col chunked over the batch, then over the first output axis, so the column buffer stays bounded;
+    # each chunk's matmul writes its rows of the result
     per_row = ck * groups * (positions // out[0]) * dtype().itemsize
     rows_per_chunk = max(1, CHUNK_BYTES // max(per_row, 1))
     batch_per_chunk = max(1, rows_per_chunk // out[0]) if rows_per_chunk >= out[0] else 1
     rows_per_chunk = min(rows_per_chunk, out[0])
+    reserve(min(n, batch_per_chunk) * rows_per_chunk * per_row, "convolution column buffer")
     view = result.reshape(n, groups, out_per_group, out[0], positions // out[0])
     for b0 in range(0, n, batch_per_chunk):
         bs = slice(b0, b0 + batch_per_chunk)
@@ -336,9 +422,49 @@ def conv_forward(x, w, strides, dilations, begins, out):
                 window = (slice(first, first + (rows - 1) * strides[0] + 1, strides[0]),
                           *_window(offs[1:], dilations[1:], strides[1:], out[1:]))
                 cols[:, :, :, j] = padded[(bs, slice(None), *window)].reshape(nb, groups, in_per_group, *chunk_out)
-            cols = cols.reshape(nb, groups, ck, -1)
-            view[bs, :, :, r0:r0 + rows] = np.matmul(weights, cols).reshape(nb, groups, out_per_group, rows, -1)
-    return result.reshape(n, groups * out_per_group, *out)
+            target = view[bs, :, :, r0:r0 + rows].reshape(nb, groups, out_per_group, -1)
+            np.matmul(weights, cols.reshape(nb, groups, ck, -1), out=target)
+    return result.reshape(shape)
+
+
+FLAT_WASTE = 1.25  # im2col_flat computes products for this many times the output positions at most
+FLAT_MAX_IN = 16   # and serves groups of this many input channels at most (measured: with more, the matmul
+                   # dominates, and the products between the rows cost more than the plain copies save)
+
+
+def im2col_flat(padded, weights, dilations, out, offsets, result, reserve):
+    """Stride 1: with the spatial dims flattened, each kernel offset's window over a chunk of output rows
+    (first axis) is one contiguous run of the padded input, so each column block is one plain copy. The
+    products are computed on the padded pitch (positions between the rows included) and cropped."""
+    padded = np.ascontiguousarray(padded)
+    n = padded.shape[0]
+    groups, out_per_group, ck = weights.shape
+    in_per_group = ck // len(offsets)
+    dims = padded.shape[2:]
+    pitch = _pitch(dims)
+    plane, row = math.prod(dims), pitch[0]
+    starts = [sum(o * d * p for o, d, p in zip(offs, dilations, pitch)) for offs in offsets]
+    flat = padded.reshape(n, groups, in_per_group, plane)
+    itemsize = weights.itemsize
+    per_row = (ck + out_per_group) * groups * row * itemsize
+    rows_per_chunk = max(1, min(out[0], CHUNK_BYTES // per_row))
+    reserve(rows_per_chunk * per_row, "convolution column buffer")
+    cols = np.empty((groups, in_per_group, len(offsets), rows_per_chunk * row), weights.dtype)
+    products = np.empty((groups, out_per_group, rows_per_chunk * row), weights.dtype)
+    view = result.reshape(n, groups, out_per_group, *out)
+    crop = (slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))
+    for b in range(n):
+        for r0 in range(0, out[0], rows_per_chunk):
+            rows = min(rows_per_chunk, out[0] - r0)
+            span = rows * row
+            for j, start in enumerate(starts):
+                first = start + r0 * row
+                available = min(span, plane - first)  # the last chunk's final row may run past the input
+                cols[:, :, j, :available] = flat[b, :, :, first:first + available]
+                cols[:, :, j, available:span] = 0
+            chunk = products[:, :, :span]
+            np.matmul(weights, cols[..., :span].reshape(groups, ck, span), out=chunk)
+            view[b, :, :, r0:r0 + rows] = chunk.reshape(groups, out_per_group, rows, *dims[1:])[crop]
 
 
 # ---------------------------------------------------------------- transposed convolution

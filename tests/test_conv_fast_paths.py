@@ -1,0 +1,269 @@
+"""Forward convolution's fast paths (issue 11) against a plain definition.
+
+The plain definition is written here, independently of irrun: the input zero-padded (or cropped, for
+negative pads) with np.pad, then the sum over kernel offsets of strided windows times the weights,
+contracted over each group's input channels, in float64 (int64 for integers). The fast paths it checks:
+the pointwise matmul on the NCHW input, im2col chunks written straight into the result (chunks forced
+small), stride-1 columns copied from the flattened input (forced on and off), the depthwise kernels
+(flat rows per channel or with the channels innermost, stride phases, banded matrices), in f32, f16, f64
+and integers, plus empty tensors and the memory budget callback. Layers shaped like the zoo's (which the
+small shapes of tests/test_oracle_convolution.py's sweeps never route to the channels-last or
+banded-matrix kernels) run against OpenVINO's CPU plugin; the pip package has no reference `evaluate`
+for GroupConvolution.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from openvino import opset1
+
+import oracle as O
+from irrun.ops import convolution as C
+
+
+def plain_conv(x, w, strides, dilations, begins, out):
+    """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out], float64 or int64."""
+    wide = np.float64 if x.dtype.kind == "f" else np.int64
+    x, w = x.astype(wide), w.astype(wide)
+    groups, out_per_group, in_per_group, *kernel = w.shape
+    n = x.shape[0]
+    reach = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, strides, kernel, dilations)]
+    pads = [(0, 0), (0, 0)] + [(max(b, 0), max(0, r - dim - b)) for b, r, dim in zip(begins, reach, x.shape[2:])]
+    padded = np.pad(x, pads)[(slice(None), slice(None), *(slice(max(-b, 0), None) for b in begins))]
+    padded = padded.reshape(n, groups, in_per_group, *padded.shape[2:])
+    result = np.zeros((n, groups, out_per_group, *out), wide)
+    for offs in itertools.product(*(range(k) for k in kernel)):
+        window = padded[(slice(None),) * 3 + tuple(slice(o * d, o * d + (m - 1) * s + 1, s)
+                                                   for o, d, m, s in zip(offs, dilations, out, strides))]
+        taps = w[(slice(None), slice(None), slice(None), *offs)]  # [G, Og, Cg]
+        result += np.einsum("goc,ngc...->ngo...", taps, window)
+    return result.reshape(n, groups * out_per_group, *out)
+
+
+def random_case(rng, pointwise=False, depthwise=False, one_output=False, stride_one=False):
+    spatial = int(rng.integers(1, 4))
+    groups = int(rng.integers(1, 4))
+    in_per_group = 1 if depthwise else int(rng.integers(1, 5))
+    out_per_group = 1 if one_output else int(rng.integers(1, 7))
+    if pointwise:
+        kernel, strides, dil, begins, ends = [1] * spatial, [1] * spatial, [1] * spatial, [0] * spatial, [0] * spatial
+    else:
+        kernel = [int(v) for v in rng.integers(1, 4, spatial)]
+        strides = [1] * spatial if stride_one else [int(v) for v in rng.integers(1, 4, spatial)]
+        dil = [int(v) for v in rng.integers(1, 3, spatial)]
+        begins = [int(v) for v in rng.integers(-1, 3, spatial)]
+        ends = [int(v) for v in rng.integers(-1, 3, spatial)]
+    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    dims = [int(rng.integers(max(1, e + 1), 10)) for e in eff]
+    out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
+    n = int(rng.integers(1, 3))
+    return dict(n=n, groups=groups, in_per_group=in_per_group, out_per_group=out_per_group, dims=dims,
+                kernel=kernel, strides=strides, dil=dil, begins=begins, out=out)
+
+
+def arrays(rng, case, dtype):
+    xs = (case["n"], case["groups"] * case["in_per_group"], *case["dims"])
+    ws = (case["groups"], case["out_per_group"], case["in_per_group"], *case["kernel"])
+    if np.dtype(dtype).kind == "f":
+        return rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+    return rng.integers(-50, 50, xs).astype(dtype), rng.integers(-50, 50, ws).astype(dtype)
+
+
+def check(case, x, w):
+    got = C.conv_forward(x, w, case["strides"], case["dil"], case["begins"], case["out"])
+    want = plain_conv(x, w, case["strides"], case["dil"], case["begins"], case["out"])
+    assert got.shape == want.shape, case
+    if x.dtype.kind == "f":
+        length = case["in_per_group"] * int(np.prod(case["kernel"]))
+        assert got.dtype == (np.float64 if x.dtype == np.float64 else np.float32), case
+        tol = (1e-12 if x.dtype == np.float64 else 1e-6) * length + (1e-12 if x.dtype == np.float64 else 1e-5)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=str(case))
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=str(case))
+
+
+KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+@pytest.mark.parametrize("kind", KINDS)
+def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
+    rng = np.random.default_rng([7, KINDS.index(kind), np.dtype(dtype).num])
+    # depthwise sums with the channels innermost (forced) or per channel (forced), whatever the sizes
+    monkeypatch.setattr(C, "channels_last", (lambda groups, out_per_group, *sizes: out_per_group == 1)
+                        if kind == "depthwise-channels-last" else (lambda *args: False))
+    for i in range(12):
+        # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
+        monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
+        monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 64 if i % 2 else 1 << 17)
+        # stride-1 columns from the flattened input: always, never, or as chosen
+        monkeypatch.setattr(C, "FLAT_WASTE", (1e9, 0.0, 1.25)[i % 3])
+        case = random_case(rng, pointwise=kind == "pointwise", depthwise=kind.startswith("depthwise"),
+                           one_output=kind == "depthwise-channels-last")
+        check(case, *arrays(rng, case, dtype))
+
+
+def test_channels_last_sums_on_a_mobile_net_shape():
+    """The unforced choice on a late MobileNet-style layer (many channels, 7x7): channels innermost."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 96, 7, 7)).astype(np.float32)
+    w = rng.standard_normal((96, 1, 1, 5, 5)).astype(np.float32)
+    assert C.channels_last(96, 1, 6 * 11 + 7, 25, 11 * 11)
+    for strides, out in (([1, 1], [7, 7]), ([2, 2], [4, 4])):
+        got = C.conv_forward(x, w, strides, [1, 1], [2, 2], out)
+        np.testing.assert_allclose(got, plain_conv(x, w, strides, [1, 1], [2, 2], out), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_flat_columns_match_plain_definition(dtype, monkeypatch):
+    """Stride-1 columns copied from the flattened input (forced), in one chunk and in chunks of a row."""
+    monkeypatch.setattr(C, "FLAT_WASTE", 1e9)
+    rng = np.random.default_rng([13, np.dtype(dtype).num])
+    for i in range(16):
+        monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
+        case = random_case(rng, stride_one=True)
+        check(case, *arrays(rng, case, dtype))
+
+
+def test_pointwise_reads_the_input_in_place():
+    """The 1x1 path hands the NCHW input itself to the matmul: no padded copy, no column buffer."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 6, 5, 7)).astype(np.float32)
+    w = rng.standard_normal((2, 4, 3, 1, 1)).astype(np.float32)
+    asked = []
+    got = C.conv_forward(x, w, [1, 1], [1, 1], [0, 0], [5, 7], lambda nbytes, what: asked.append(what))
+    assert asked == []
+    np.testing.assert_allclose(got, plain_conv(x, w, [1, 1], [1, 1], [0, 0], [5, 7]), rtol=1e-5, atol=1e-5)
+
+
+def test_temporaries_are_reserved_before_allocation():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((1, 8, 4, 3, 3)).astype(np.float32)
+    asked = []
+    C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [9, 9], lambda nbytes, what: asked.append((nbytes, what)))
+    sizes = dict((what.split(" [")[0], nbytes) for nbytes, what in asked)
+    assert sizes["padded convolution input"] == 1 * 4 * 11 * 11 * 4
+    # stride 1: columns and products on the padded pitch, 9 rows of 11 positions
+    assert sizes["convolution column buffer"] == (4 * 9 + 8) * 9 * 11 * 4
+
+    class Refused(Exception):
+        pass
+
+    def refuse(nbytes, what):
+        raise Refused(what)
+
+    with pytest.raises(Refused):
+        C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [9, 9], refuse)
+
+
+@pytest.mark.parametrize("shape", [(0, 4, 5, 5), (2, 0, 5, 5)])
+def test_empty_batch_or_channels(shape):
+    x = np.zeros(shape, np.float32)
+    groups = 1 if shape[1] == 0 else 2
+    w = np.ones((groups, 3, shape[1] // groups, 3, 3), np.float32)
+    got = C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [5, 5])
+    assert got.shape == (shape[0], groups * 3, 5, 5) and not got.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
+    """The banded-matrix depthwise kernel, forced on random 2D cases: strides, dilations, pads (negative
+    too), channel multipliers, output widths below, at and off a multiple of the tile, blocks of one
+    channel and of all."""
+    from irrun.ops import depthwise_gemm
+    monkeypatch.setattr(depthwise_gemm, "usable", lambda dtype, kernel, strides, out: True)
+    rng = np.random.default_rng([11, np.dtype(dtype).num])
+    for i in range(16):
+        monkeypatch.setattr(depthwise_gemm, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
+        kernel = [int(v) for v in rng.integers(1, 8, 2)]
+        strides = [int(v) for v in rng.integers(1, 4, 2)]
+        dil = [int(v) for v in rng.integers(1, 3, 2)]
+        begins = [int(v) for v in rng.integers(-1, 4, 2)]
+        ends = [int(v) for v in rng.integers(-1, 4, 2)]
+        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+        dims = [int(rng.integers(max(1, e + 1), 30)) for e in eff]
+        out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
+        case = dict(n=int(rng.integers(1, 3)), groups=int(rng.integers(1, 6)), in_per_group=1,
+                    out_per_group=int(rng.integers(1, 4)), dims=dims, kernel=kernel, strides=strides, dil=dil,
+                    begins=begins, out=out)
+        check(case, *arrays(rng, case, dtype))
+
+
+def test_depthwise_gemm_on_a_convnext_shape():
+    """The unforced choice on a ConvNeXt-style 7x7 depthwise layer takes the banded matrices."""
+    from irrun.ops import depthwise_gemm
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((1, 8, 30, 33)).astype(np.float32)
+    w = rng.standard_normal((8, 1, 1, 7, 7)).astype(np.float32)
+    assert depthwise_gemm.usable(np.dtype(np.float32), (7, 7), (1, 1), [30, 33])
+    got = C.conv_forward(x, w, [1, 1], [1, 1], [3, 3], [30, 33])
+    np.testing.assert_allclose(got, plain_conv(x, w, [1, 1], [1, 1], [3, 3], [30, 33]), rtol=3e-5, atol=3e-5)
+
+
+# depthwise layers of the zoo's shapes (scaled down) and the kernel each takes: (channels, height, width,
+# kernel, stride, pad, dilation, kernel); [N, C, H, W] input, groups == C
+ZOO_LAYERS = [
+    (16, 30, 33, 7, 1, 3, 1, "banded"),          # ConvNeXt 7x7
+    (12, 29, 28, 5, 1, 4, 2, "banded"),          # 5x5 dilated, stride 1, 28 wide
+    (96, 7, 7, 5, 1, 2, 1, "channels-last"),     # MnasNet/EfficientNet late 5x5
+    (72, 28, 28, 5, 2, 2, 1, "channels-last"),   # strided 5x5 (stride phases)
+    (8, 20, 20, 3, 1, 1, 1, "per-channel"),      # MobileNet 3x3
+    (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("layer", ZOO_LAYERS, ids=lambda layer: "x".join(map(str, layer)))
+def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monkeypatch):
+    from irrun.ops import depthwise_gemm
+    channels, h, w_, k, stride, pad, dil, kernel = layer
+    taken = []
+
+    def spy(module, name, label):
+        kernel_fn = getattr(module, name)
+
+        def recorded(*args):
+            taken.append(label)
+            return kernel_fn(*args)
+        monkeypatch.setattr(module, name, recorded)
+
+    spy(depthwise_gemm, "depthwise_gemm", "banded")
+    spy(C, "_flat_sums_channels_last", "channels-last")
+    rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
+    x = rng.standard_normal((2, channels, h, w_)).astype(dtype)
+    w = rng.standard_normal((channels, 1, 1, k, k)).astype(dtype)
+    built = O.build(lambda p: opset1.group_convolution(p["x"], O.constant(w), strides=[stride] * 2,
+                                                      pads_begin=[pad] * 2, pads_end=[pad] * 2,
+                                                      dilations=[dil] * 2), {"x": x}, tmp_path)
+    names, expected = O.run_cpu(built)
+    O.assert_same(O.run_irrun(built), expected, names, atol=4e-6 * k * k + 1e-5,
+                  f16_ulp=dtype == np.float16, context=str(layer))
+    assert set(taken) == ({kernel} if kernel != "per-channel" else set()), taken
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_depthwise_strides_beyond_the_phase_split(dtype):
+    """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result."""
+    rng = np.random.default_rng([14, np.dtype(dtype).num])
+    for spatial in (1, 2, 3):
+        case = dict(n=2, groups=3, in_per_group=1, out_per_group=2, dims=[11] * spatial, kernel=[3] * spatial,
+                    strides=[5 + a for a in range(spatial)], dil=[1 + a % 2 for a in range(spatial)],
+                    begins=[1] * spatial, ends=[2] * spatial, out=None)
+        case["out"] = [(11 + 3 - ((3 - 1) * d + 1)) // s + 1 for d, s in zip(case["dil"], case["strides"])]
+        check(case, *arrays(rng, case, dtype))
+
+
+def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows():
+    """An inf or NaN input reaches only the outputs whose windows hold it, as in the plain definition
+    (the banded products would multiply it by zero elsewhere)."""
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((1, 4, 30, 32)).astype(np.float32)
+    x[0, 0, 10, 5], x[0, 1, 3, 20], x[0, 2, 17, 17], x[0, 3, 0, 0] = np.inf, -np.inf, np.nan, np.inf
+    w = rng.standard_normal((4, 1, 1, 5, 5)).astype(np.float32)
+    got = C.conv_forward(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
+    want = plain_conv(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
+    assert np.isfinite(want).sum() > 0.9 * want.size
+    np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)
