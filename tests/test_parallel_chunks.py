@@ -1,6 +1,6 @@
 """Dask runs items in chunks, one task each (irrun/parallel.py): results stay per item and in order, an item
-whose task raises fails alone, a chunk whose worker dies is split so only the item that kills it is reported;
-and the malloc settings a chunk runs under."""
+whose task raises fails alone, the items of a chunk whose workers die run again alone, so only the item
+that kills them is reported; and the malloc settings a chunk runs under."""
 from __future__ import annotations
 
 import platform
