@@ -4,13 +4,21 @@ Run by hand (never part of the test suite); needs the `dask` extra (pip install 
 
     python benchmarks/scale.py [--inputs 200] [--files 400] [--jobs 2]
 
-Two workloads, each run with --jobs 1, --jobs N and --dask local (a LocalCluster of N worker processes
-started for the run, its start-up included in the time, as a user of `--dask local` pays it):
+Two workloads, each run with --jobs 1, --jobs N, --dask local and --dask ADDRESS:
+  --dask local    a LocalCluster of N worker processes started for the run, as a user of `--dask local` gets
+                  it; its start-up is in the time, and is also timed alone (start and close, nothing run, in
+                  the same process just before) and printed, with the throughput less that start-up
+  --dask ADDRESS  a warm cluster, as a user with a running one has: a plain distributed.LocalCluster of N
+                  single-threaded workers (Dask's default worker settings) in a process of its own, started
+                  before the timing, its address passed; the workers load the model on their first task
   check  `irrun.check_many` over a corpus of small IRs: the shipped models' XML and --files mutations
          of them (tools/fuzz.py), so about half are broken in some way
   run    `irrun.run_batch` of a ResNet over --inputs random .npy files: torchvision's resnet18 (random
          weights, converted by openvino.convert_model, 1x3x224x224; needs torch, torchvision and openvino),
-         or --model MODEL.xml (one input, static shape), e.g. models/torch_resnet/model.xml
+         or --model MODEL.xml (one input; a dynamic dimension is given 1), e.g. models/torch_resnet/model.xml
+Each timed run is a fresh Python process, as a command would be (a process that has run a Dask client keeps a
+thread, and its later process pools must then spawn their workers rather than fork them).
+With --repeat R every mode runs R times, in turns, and the median time is used (the machine may be shared).
 Every library is held to one thread per process (OMP/MKL/OpenBLAS set before NumPy is imported), so
 --jobs N uses N cores and nothing else. The results of each parallel mode are checked equal to the
 serial ones before the figures are printed.
@@ -21,20 +29,23 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import multiprocessing  # noqa: E402
+import subprocess  # noqa: E402
 import random  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 import irrun  # noqa: E402
+from irrun import parallel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import fuzz  # noqa: E402
-
 
 
 def resnet18(directory: Path) -> Path:
@@ -64,9 +75,10 @@ def make_corpus(directory: Path, count: int) -> list[Path]:
 
 def make_inputs(model: Path, directory: Path, count: int) -> list[Path]:
     (desc,) = irrun.load(model).inputs
+    shape = [1 if dim is None else dim for dim in desc.shape]  # a dynamic dimension gets 1
     rng = np.random.default_rng(0)
     for index in range(count):
-        np.save(directory / f"x{index:04}.npy", rng.standard_normal(desc.shape).astype(np.float32))
+        np.save(directory / f"x{index:04}.npy", rng.standard_normal(shape).astype(np.float32))
     return irrun.input_files(directory)
 
 
@@ -80,42 +92,88 @@ def outputs_of(directory: Path) -> dict:
     return {p.name: {k: v.tobytes() for k, v in np.load(p).items()} for p in sorted(directory.glob("*.npz"))}
 
 
+WARM_CLUSTER = """
+import sys, distributed
+with distributed.LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, dashboard_address=":0") as cluster:
+    print(cluster.scheduler_address, flush=True)
+    sys.stdin.read()
+"""
+
+
+def local_cluster_startup(jobs: int) -> float:
+    """Seconds to start and close the LocalCluster `--dask local` uses, with nothing run on it."""
+    import distributed
+
+    started = time.perf_counter()
+    parallel._local_cluster(distributed, jobs).close()
+    return time.perf_counter() - started
+
+
+def measure(corpus, model, inputs, out, options) -> tuple:
+    """In a fresh process: (check reports, their seconds, outputs, run seconds, LocalCluster start-up seconds
+    for --dask local, timed first in the same process, else None)."""
+    startup = local_cluster_startup(options["jobs"]) if options.get("dask") == "local" else None
+    reports, check_seconds = timed(lambda: irrun.check_many(corpus, **options))
+    batch, run_seconds = timed(lambda: irrun.run_batch(model, inputs, out, **options))
+    assert not batch.failed, batch.failed[0].error
+    return reports, check_seconds, outputs_of(out), run_seconds, startup
+
+
+def in_fresh_process(function, *args):
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as process:
+        return process.submit(function, *args).result()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=200)
     parser.add_argument("--files", type=int, default=400)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--model", type=Path, help="a model.xml with one statically shaped input")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--model", type=Path, help="a model.xml with one input")
     args = parser.parse_args()
-    modes = {"--jobs 1": {"jobs": 1}, f"--jobs {args.jobs}": {"jobs": args.jobs},
-             "--dask local": {"jobs": args.jobs, "dask": "local"}}
-    with tempfile.TemporaryDirectory() as scratch:
-        scratch = Path(scratch)
-        (scratch / "corpus").mkdir()
-        (scratch / "inputs").mkdir()
-        model = args.model or resnet18(scratch)
-        corpus = make_corpus(scratch / "corpus", args.files)
-        inputs = make_inputs(model, scratch / "inputs", args.inputs)
-        print(f"cores: {os.cpu_count()}; {len(corpus)} IRs to check, {args.inputs} inputs through {model.name}")
-        rows, serial_reports, serial_outputs = [], None, None
-        for mode, options in modes.items():
-            reports, check_seconds = timed(lambda: irrun.check_many(corpus, **options))
-            out = scratch / f"out{len(rows)}"
-            batch, run_seconds = timed(lambda: irrun.run_batch(model, inputs, out, **options))
-            assert not batch.failed, batch.failed[0].error
-            outputs = outputs_of(out)
-            if serial_reports is None:
-                serial_reports, serial_outputs = reports, outputs
-            assert reports == serial_reports, f"{mode}: reports differ from the serial run"
-            assert outputs == serial_outputs, f"{mode}: outputs differ from the serial run"
-            rows.append((mode, len(corpus) / check_seconds, len(inputs) / run_seconds))
-    base_check, base_run = rows[0][1], rows[0][2]
-    pool_run = rows[1][2]
-    print(f"{'mode':<14}{'files/s':>10}{'x serial':>10}{'inputs/s':>10}{'x serial':>10}")
-    for mode, files_per_s, inputs_per_s in rows:
-        print(f"{mode:<14}{files_per_s:>10.1f}{files_per_s / base_check:>9.2f}x{inputs_per_s:>10.1f}"
-              f"{inputs_per_s / base_run:>9.2f}x")
-    print(f"run batch: --dask local at {rows[2][2] / pool_run:.2f}x the process pool's throughput")
+    warm = subprocess.Popen([sys.executable, "-c", WARM_CLUSTER, str(args.jobs)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        address = warm.stdout.readline().strip()
+        modes = {"--jobs 1": {"jobs": 1}, f"--jobs {args.jobs}": {"jobs": args.jobs},
+                 "--dask local": {"jobs": args.jobs, "dask": "local"}, "--dask ADDRESS": {"dask": address}}
+        with tempfile.TemporaryDirectory() as scratch:
+            scratch = Path(scratch)
+            (scratch / "corpus").mkdir()
+            (scratch / "inputs").mkdir()
+            model = args.model or resnet18(scratch)
+            corpus = make_corpus(scratch / "corpus", args.files)
+            inputs = make_inputs(model, scratch / "inputs", args.inputs)
+            print(f"cores: {os.cpu_count()}; {len(corpus)} IRs to check, {args.inputs} inputs through "
+                  f"{model.name}; warm cluster at {address}")
+            times = {mode: ([], []) for mode in modes}
+            startups = []
+            serial = None
+            for turn in range(args.repeat):
+                for index, (mode, options) in enumerate(modes.items()):
+                    out = scratch / f"out-{turn}-{index}"
+                    reports, check_seconds, outputs, run_seconds, startup = in_fresh_process(
+                        measure, corpus, model, inputs, out, options)
+                    startups += [startup] if startup is not None else []
+                    serial = serial or (reports, outputs)
+                    assert reports == serial[0], f"{mode}: reports differ from the serial run"
+                    assert outputs == serial[1], f"{mode}: outputs differ from the serial run"
+                    times[mode][0].append(check_seconds)
+                    times[mode][1].append(run_seconds)
+    finally:
+        warm.stdin.close()
+        warm.wait()
+    startup = float(np.median(startups))
+    rows = [(mode, float(np.median(check)), float(np.median(run))) for mode, (check, run) in times.items()]
+    rows.insert(3, ("  less start-up", rows[2][1] - startup, rows[2][2] - startup))
+    (_, base_check, base_run), (_, pool_check, pool_run) = rows[0], rows[1]
+    print(f"LocalCluster start-up and close ({args.jobs} workers): {startup:.2f} s (median of {len(startups)})")
+    print(f"{'mode':<16}{'files/s':>10}{'x serial':>10}{'x pool':>8}{'inputs/s':>10}{'x serial':>10}{'x pool':>8}")
+    for mode, check_seconds, run_seconds in rows:
+        print(f"{mode:<16}{len(corpus) / check_seconds:>10.1f}{base_check / check_seconds:>9.2f}x"
+              f"{pool_check / check_seconds:>7.2f}x{len(inputs) / run_seconds:>10.1f}"
+              f"{base_run / run_seconds:>9.2f}x{pool_run / run_seconds:>7.2f}x")
 
 
 if __name__ == "__main__":

@@ -9,13 +9,17 @@ def square(x):
 
 
 def die_on(item):
-    """(value, marker path or None): a worker running value 3 dies; with a marker, only the first time."""
+    """(value, marker path or None): a worker running value 3 dies; with a marker, only the first time.
+    It dies a little while into the task: a Dask nanny does not restart a worker that dies while the nanny
+    is still starting it (a newly started worker can be handed the task at once)."""
     value, marker = item
     if value == 3:
         if marker is None:
+            time.sleep(0.5)
             os._exit(17)
         if not Path(marker).exists():
             Path(marker).write_text("died once")
+            time.sleep(0.5)
             os._exit(17)
     return value * 10
 
@@ -29,3 +33,7 @@ def raise_on(value):
 def slow(value):
     time.sleep(1)
     return value
+
+
+def environ_value(name):
+    return os.environ.get(name)

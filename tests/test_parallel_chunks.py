@@ -1,0 +1,121 @@
+"""Dask runs items in chunks, one task each (irrun/parallel.py): results stay per item and in order, an item
+whose task raises fails alone, the items of a chunk whose workers die run again alone, so only the item
+that kills them is reported; and the malloc settings a chunk runs under."""
+from __future__ import annotations
+
+import platform
+import sys
+
+import cloudpickle
+import dask
+import distributed
+import pytest
+
+import parallel_tasks
+from irrun import parallel
+from irrun.parallel import TaskFailed, chunk_size, map_ordered
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with parallel._local_cluster(distributed, 2) as local:
+        yield local.scheduler_address
+
+
+@pytest.fixture
+def tasks_by_value():
+    cloudpickle.register_pickle_by_value(parallel_tasks)  # the workers cannot import tests/
+    yield
+    cloudpickle.unregister_pickle_by_value(parallel_tasks)
+
+
+@pytest.mark.parametrize("items, threads, expected", [
+    (0, 2, 1), (1, 2, 1), (16, 2, 1), (17, 2, 2), (40, 2, 3), (200, 2, 13), (200, 0, 25), (10_000, 4, 32),
+])
+def test_chunk_size(items, threads, expected):
+    assert chunk_size(items, threads) == expected
+
+
+def test_chunked_results_come_in_item_order(cluster, tasks_by_value):
+    seen = []
+    results = map_ordered(parallel_tasks.square, list(range(50)), dask=cluster,
+                          on_result=lambda index, result: seen.append((index, result)))
+    assert chunk_size(50, 2) == 4
+    assert results == [x * x for x in range(50)]
+    assert sorted(seen) == [(x, x * x) for x in range(50)]
+
+
+def test_a_task_that_raises_in_a_chunk_fails_only_its_item(cluster, tasks_by_value):
+    values = list(range(1, 41))  # chunks of 3: (1, 2, 3) first
+    results = map_ordered(parallel_tasks.raise_on, values, dask=cluster)
+    assert [r for v, r in zip(values, results) if v != 2] == [v for v in values if v != 2]
+    assert isinstance(results[1], TaskFailed) and "RuntimeError: task bug" in results[1].message
+
+
+VALUES = list(range(2, 42))  # chunks of 3: (2, 3, 4) first, and die_on's worker dies on 3
+
+
+def test_a_worker_dying_in_a_chunk_reports_only_its_item(cluster, tasks_by_value):
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        results = map_ordered(parallel_tasks.die_on, [(value, None) for value in VALUES], dask=cluster)
+    assert [r for v, r in zip(VALUES, results) if v != 3] == [v * 10 for v in VALUES if v != 3]
+    assert isinstance(results[1], TaskFailed) and "KilledWorker" in results[1].message
+
+
+def test_a_chunk_whose_worker_died_once_is_retried(cluster, tasks_by_value, tmp_path):
+    items = [(value, str(tmp_path / "marker")) for value in VALUES]
+    assert map_ordered(parallel_tasks.die_on, items, dask=cluster) == [value * 10 for value in VALUES]
+    assert (tmp_path / "marker").exists()
+
+
+def test_local_cluster_workers_get_no_malloc_trim_threshold(cluster, tasks_by_value):
+    assert map_ordered(parallel_tasks.environ_value, ["MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS"],
+                       dask=cluster) == [None, parallel._STARTUP_THREAD_ENV["OMP_NUM_THREADS"]]
+
+
+class FakeLibc:
+    def __init__(self):
+        self.calls = []
+
+    def mallopt(self, parameter, value):
+        self.calls.append(("mallopt", parameter, value))
+        return 1
+
+    def malloc_trim(self, pad):
+        self.calls.append(("malloc_trim", pad))
+        return 1
+
+
+def test_a_chunk_runs_with_roomy_malloc_and_puts_the_workers_settings_back(monkeypatch):
+    libc = FakeLibc()
+    monkeypatch.setattr(parallel, "_glibc", lambda: libc)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    assert parallel.run_chunk(lambda item: libc.calls.append(("task", item)) or item, [7]) == [7]
+    assert libc.calls == [("mallopt", -3, 32 << 20), ("mallopt", -1, 64 << 20), ("task", 7),
+                          ("mallopt", -1, 65536), ("mallopt", -3, 128 << 10), ("malloc_trim", 0)]
+
+
+def test_a_chunk_leaves_malloc_alone_when_the_worker_did_not_fix_its_thresholds(monkeypatch):
+    libc = FakeLibc()
+    monkeypatch.setattr(parallel, "_glibc", lambda: libc)
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    assert parallel.run_chunk(parallel_tasks.square, [1, 2]) == [1, 4]
+    assert libc.calls == []
+
+
+def test_a_chunk_puts_malloc_back_when_a_task_raises(monkeypatch):
+    libc = FakeLibc()
+    monkeypatch.setattr(parallel, "_glibc", lambda: libc)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    results = parallel.run_chunk(parallel_tasks.raise_on, [1, 2, 3])
+    assert results[0] == 1 and results[2] == 3 and isinstance(results[1], TaskFailed)
+    assert libc.calls[-1] == ("malloc_trim", 0)
+
+
+def test_glibc_is_found_on_glibc_only():
+    libc = parallel._glibc()
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert libc.malloc_trim(0) in (0, 1) and callable(libc.mallopt)  # setting a threshold here would stay
+    else:
+        assert libc is None
