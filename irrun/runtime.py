@@ -15,7 +15,7 @@ from .errors import ExecutionError, InputError, IRError, ShapeError
 from .folding import WideValues
 from .graph import Graph, Node, build_graph
 from .ir.types import ElementType, element_type, from_dtype
-from .ir.weights import WeightsFile
+from .ir.weights import RELEASE_BYTES, WeightsFile
 from .ir.xml import read_xml
 from .ops import TensorInfo
 from .ops.registry import Context
@@ -81,9 +81,10 @@ class Model:
     Each run follows a plan (irrun/plan.py) built once per signature of input shapes and cached: shapes
     inferred, kernels bound, freeing points and memory figures computed. `plan(shapes)` returns one."""
 
-    def __init__(self, graph: Graph, budget: Budget):
+    def __init__(self, graph: Graph, budget: Budget, weights: WeightsFile | None = None):
         self.graph = graph
         self.budget = budget
+        self.weights = weights
         self.path = graph.doc.xml_path
         self.infos: dict[tuple[str, int], TensorInfo] = {}
         self._consumers = graph.consumers()
@@ -130,7 +131,11 @@ class Model:
                 remaining[source] -= 1
                 if not remaining[source]:
                     wide.forget(source)
+            if self.weights is not None:
+                self.weights.release(RELEASE_BYTES)
         self.decompression.bind(self.infos, self.budget)
+        if self.weights is not None:
+            self.weights.release()
 
     def _fold(self, node: Node, in_infos, out_infos) -> list[np.ndarray]:
         """Compute a layer whose inputs are all known, every output included."""
@@ -599,7 +604,7 @@ def load(path, max_memory: int | None = None) -> Model:
     budget = Budget(max_memory)
     context = Context(file=doc.xml_path, weights=WeightsFile(doc.bin_path), budget=budget)
     graph = build_graph(doc, context)
-    return Model(graph, budget)
+    return Model(graph, budget, context.weights)
 
 
 __all__ = ["Model", "Plan", "Session", "TensorDesc", "load", "parse_dim"]

@@ -9,6 +9,8 @@ import numpy as np
 from ..errors import WeightsError
 from .types import GROUPED, ElementType
 
+RELEASE_BYTES = 16 << 20  # bytes handed out between two releases of the mapping's resident pages
+
 
 class WeightsFile:
     """model.bin mapped read-only; opened on first use, so a model without Consts needs none."""
@@ -16,6 +18,8 @@ class WeightsFile:
     def __init__(self, path: str):
         self.path = path
         self._buffer = None
+        self._map = None
+        self._handed_out = 0  # bytes of slices handed out since the last release
 
     @property
     def buffer(self) -> memoryview:
@@ -23,7 +27,9 @@ class WeightsFile:
             try:
                 with open(self.path, "rb") as f:
                     size = os.fstat(f.fileno()).st_size
-                    self._buffer = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)) if size else memoryview(b"")
+                    if size:
+                        self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    self._buffer = memoryview(self._map) if size else memoryview(b"")
             except OSError as exc:
                 raise WeightsError(f"cannot read the weights file {self.path}: {exc.strerror or exc}",
                                    rule="const.bin") from None
@@ -41,7 +47,18 @@ class WeightsFile:
             raise WeightsError(
                 f"offset {offset} + size {size} = {offset + size} is past the end of {os.path.basename(self.path)} "
                 f"({total} bytes)", rule="const.offset")
+        self._handed_out += size
         return self.buffer[offset:offset + size]
+
+    def release(self, at_least: int = 0) -> None:
+        """Drop the mapping's pages from the process's resident memory once `at_least` bytes were handed
+        out since the last release: weights converted at load (f16 -> f32) would otherwise stay resident
+        beside their converted copies. Weights still read as they are come back from the page cache on
+        their next use (the mapping is read-only, so no data is lost)."""
+        if self._map is None or self._handed_out < at_least or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        self._map.madvise(mmap.MADV_DONTNEED)
+        self._handed_out = 0
 
 
 def decode(raw: memoryview, et: ElementType, count: int) -> np.ndarray:
