@@ -623,3 +623,15 @@ def test_scatter_update_refuses_negative_indices():
         reference(built)
     with pytest.raises(IRError, match="out of range"):
         irrun.load(str(built.xml)).run(built.feed_dict)
+
+
+@pytest.mark.parametrize("indices", [[0], [0, 1, 2, 3], [3, 2, 1, 0], [-4, 1, 2, 3], [[0, 1], [2, 3]], [0, 1, 2],
+                                     [0, 1, 2, 4]])
+def test_gather_in_order_and_take_paths(indices):
+    """Gather-8 with batch_dims 0: indices that take every element in order (the kernel hands back its
+    input), a permutation, a negative index, 2-D indices, a prefix, and one out of range (gives 0)."""
+    rng = np.random.default_rng(7)
+    c = Case()
+    x = c.node("x", rng.standard_normal((2, 4, 3)).astype(np.float32), True)
+    i = c.node("i", np.array(indices, np.int64), True)
+    check(lambda p: opset8.gather(x(p), i(p), const(np.array(1, np.int64)), 0), c.inputs, f"indices={indices}")

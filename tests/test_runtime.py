@@ -82,3 +82,24 @@ def test_implemented_op_in_a_newer_opset_than_irrun_knows_names_type_version_and
     b.result((layer, 0))
     with pytest.raises(UnsupportedOpError, match=r"unsupported op NMSRotated-13 \(opset13\)"):
         irrun.load(b.save(tmp_path))
+
+
+def test_garbage_collector_is_back_after_runs_and_failures():
+    """Runs pause Python's cyclic collector (runtime.collector_paused) and always turn it back on; a caller
+    that turned it off keeps it off."""
+    import gc
+
+    model = irrun.load(MODELS / "pooling_mix" / "model.xml")
+    data = np.load(MODELS / "pooling_mix" / "input.npy")
+    assert gc.isenabled()
+    model.run([data])
+    assert gc.isenabled()
+    with pytest.raises(irrun.IRError):
+        model.run([data[..., :0, :0, :0]])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        model.run([data])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
