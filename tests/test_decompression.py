@@ -127,19 +127,26 @@ FORMATS = [  # (format, zero point, scale, group)
 ]
 
 
-@pytest.mark.parametrize("fmt,zero_point,scale,group", FORMATS)
-def test_weights_equal_openvino_folding_and_cpu(tmp_path, fmt, zero_point, scale, group):
-    """Each format, per channel or grouped, f16 or f32 scales, read through a MatMul and a Gather (its own
-    chain each): irrun equals ConstantFolding bit for bit, and the CPU plugin (except nf4 behind an f16
-    Convert, below)."""
-    rng = np.random.default_rng(abs(hash((fmt, zero_point, scale, group))) % 2**32)
-    rows, cols = 12, 64
+def identity_model(tmp_path, rng, fmt, zero_point, scale, group, rows, cols=64):
+    """A MatMul of an identity by one chain and a Gather of every row (and two negative ones) of another: the
+    outputs are the decompressed weights read out exactly. Returns the model's path and its feeds."""
     x = ops.parameter([cols, cols], ov.Type.f32, name="x")
     ids = ops.parameter([rows + 2], ov.Type.i64, name="ids")
     matmul = ops.matmul(x, chain(rng, fmt, rows, cols, group, zero_point, scale), False, True)
     gather = ops.gather(chain(rng, fmt, rows, cols, group, zero_point, scale), ids, ops.constant(np.int64(0)))
     path = save(tmp_path, [matmul, gather], [x, ids])
     feeds = [np.eye(cols, dtype=np.float32), np.concatenate([np.arange(rows), [-1, -rows]]).astype(np.int64)]
+    return path, feeds
+
+
+@pytest.mark.parametrize("fmt,zero_point,scale,group", FORMATS)
+def test_weights_equal_openvino_folding_and_cpu(tmp_path, fmt, zero_point, scale, group):
+    """Each format, per channel or grouped, f16 or f32 scales, read through a MatMul and a Gather (its own
+    chain each): irrun equals ConstantFolding bit for bit, and the CPU plugin (except nf4 behind an f16
+    Convert, below)."""
+    rows = 12
+    path, feeds = identity_model(tmp_path, np.random.default_rng(abs(hash((fmt, zero_point, scale, group))) % 2**32),
+                                 fmt, zero_point, scale, group, rows)
     model = irrun.load(path)
     assert len(model.decompression.chains) == 2
     got = list(model.run(feeds).values())

@@ -11,7 +11,7 @@ from openvino import opset13 as ops
 import irrun
 import irrun.decompression as decompression
 import oracle as O
-from test_decompression import FORMATS, chain, folded_weights, save
+from test_decompression import FORMATS, chain, folded_weights, identity_model, save
 
 ARITHMETIC = ("u8", "u4", "u2")  # codes whose values are their numbers; the other formats look up
 
@@ -21,20 +21,14 @@ def no_cache(monkeypatch):
     monkeypatch.setattr(decompression, "_bin_size", lambda graph: 1 << 50)
 
 
-def identity_model(tmp_path, fmt, zero_point, scale, group, rows=24, cols=64):
+def affine_identity_model(tmp_path, fmt, zero_point, scale, group):
     rng = np.random.default_rng(abs(hash(("affine", fmt, zero_point, scale, group))) % 2**32)
-    x = ops.parameter([cols, cols], ov.Type.f32, name="x")
-    ids = ops.parameter([rows + 2], ov.Type.i64, name="ids")
-    matmul = ops.matmul(x, chain(rng, fmt, rows, cols, group, zero_point, scale), False, True)
-    gather = ops.gather(chain(rng, fmt, rows, cols, group, zero_point, scale), ids, ops.constant(np.int64(0)))
-    path = save(tmp_path, [matmul, gather], [x, ids])
-    feeds = [np.eye(cols, dtype=np.float32), np.concatenate([np.arange(rows), [-1, -rows]]).astype(np.int64)]
-    return path, feeds
+    return identity_model(tmp_path, rng, fmt, zero_point, scale, group, rows=24)
 
 
 @pytest.mark.parametrize("fmt,zero_point,scale,group", FORMATS)
 def test_arithmetic_weights_equal_openvino_folding(tmp_path, monkeypatch, fmt, zero_point, scale, group):
-    path, feeds = identity_model(tmp_path, fmt, zero_point, scale, group)
+    path, feeds = affine_identity_model(tmp_path, fmt, zero_point, scale, group)
     monkeypatch.setattr(decompression, "BLOCK_BYTES", 5 * 64 * 4)  # 5 rows a block
     monkeypatch.setattr(decompression, "LOOKUP_ELEMENTS", 3 * 64)
     cached = irrun.load(path)
@@ -86,7 +80,7 @@ def test_arithmetic_and_lookup_give_the_same_bits_on_random_inputs(tmp_path, mon
 
 def test_the_arithmetic_is_kept_only_when_it_gives_every_table_entry(tmp_path, monkeypatch):
     """One table entry off by one ulp (as if the chain rounded somewhere the arithmetic does not): refused."""
-    path, _ = identity_model(tmp_path, "u4", True, "f16", 16)
+    path, _ = affine_identity_model(tmp_path, "u4", True, "f16", 16)
     no_cache(monkeypatch)
     model = irrun.load(path)
     weight = next(iter(model.decompression.weights.values()))
