@@ -49,14 +49,21 @@ def owned_by_run(values: list, slot: int) -> bool:
 ENABLED = True  # False: plans made from now on run no step in place (to compare with)
 
 
-def mark(plan, kept: set) -> None:
-    """Flag the plan's steps that may write output 0 into input 0 (see the module docstring)."""
+def mark(plan, kept: set, like=None) -> None:
+    """Flag the plan's steps that may write output 0 into input 0 (see the module docstring). `like`: a plan
+    of the same steps, slots and freeing points (Plan.finish checked it), whose flags hold wherever a step's
+    infos are the very same objects."""
     if not ENABLED:
         for step in plan.steps:
             step.inplace = False
         return
     caller_owned = {slot for step in plan.steps if step.kind == "input" for slot in step.outputs}
-    for step in plan.steps:
+    for index, step in enumerate(plan.steps):
+        if like is not None:
+            old = like.steps[index]
+            if old.in_infos is step.in_infos and old.out_infos is step.out_infos and old.dynamic == step.dynamic:
+                step.inplace, step.inplace_port = old.inplace, old.inplace_port
+                continue
         step.inplace = False
         if step.kind != "kernel" or step.dynamic or step.state is not None or not step.inputs:
             continue

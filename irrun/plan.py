@@ -82,6 +82,8 @@ class Plan:
     template: list | None = None  # what irrun/replan.py needs to make plans for other shapes from this one
     reuse_key: tuple = ()       # plans with the same key may be made from this one
     reused: bool = False        # made from another plan by irrun/replan.py
+    kept: set = field(default_factory=set)     # slots never freed (model outputs, constants), set by `finish`
+    sizes: list = field(default_factory=list)  # slot -> bytes as planned (0: not known), set by `finish`
 
     def producer(self, slot: int) -> Step | None:
         for step in self.steps:
@@ -113,26 +115,26 @@ class Plan:
             kept.append(step)
         self.steps = kept[::-1]
 
-    def finish(self, model_outputs: set, limit: int, over_budget, held: int = 0) -> None:
+    def finish(self, model_outputs: set, limit: int, over_budget, held: int = 0, like: Plan | None = None) -> None:
         """Freeing points, memory figures and the kernel list. In a static plan every output is checked against
         the budget's `limit` with the bytes alive before it: `over_budget(step, index, nbytes, live)` raises.
-        `held`: bytes alive throughout (the variables' values)."""
+        `held`: bytes alive throughout (the variables' values). `like`: a finished plan of the same layers in
+        the same slots (irrun/replan.py made this one from the same template), whose freeing points are
+        taken over, and its sizes and in-place flags wherever this plan's infos are the very same objects."""
         steps = self.steps
-        last_reader: dict[int, int] = {}
-        for index, step in enumerate(steps):
-            for slot in step.inputs:
-                last_reader[slot] = index
         kept = set(model_outputs)
         kept.update(slot for slot, value in enumerate(self.initial) if value is not None)
-        frees: list[list[int]] = [[] for _ in steps]
-        for index, step in enumerate(steps):
-            if step.kind == KERNEL or step.kind == INPUT:
-                for slot in step.outputs:
-                    if slot not in kept:  # nothing reads it: it dies right after the step that makes it
-                        frees[last_reader.get(slot, index)].append(slot)
+        if like is not None and not (like.template is self.template and like.kept == kept and
+                                     [step.node for step in like.steps] == [step.node for step in steps]):
+            like = None
+        frees = [step.frees for step in like.steps] if like is not None else freeing_points(steps, kept)
         self.static = static = not any(step.dynamic for step in steps)
-        sizes = [0 if i is None or i.shape is None or None in i.shape else numel(i.shape) * i.type.storage.itemsize
-                 for i in self.infos]
+        if like is None:
+            sizes = [tensor_bytes(info) for info in self.infos]
+        else:
+            sizes = [size if info is old else tensor_bytes(info)
+                     for info, old, size in zip(self.infos, like.infos, like.sizes)]
+        self.kept, self.sizes = kept, sizes
         self.held = held
         live = peak = held
         for index, step in enumerate(steps):
@@ -154,7 +156,7 @@ class Plan:
                     live -= sizes[slot]
         self.peak = peak
         self.kernels = [step for step in self.steps if step.kind == KERNEL]
-        mark_inplace(self, kept)
+        mark_inplace(self, kept, like)
 
     def __str__(self) -> str:
         shapes = ", ".join(shape_str(s) if s is not None else "-" for s in self.signature)
@@ -174,6 +176,28 @@ class Plan:
         return "\n".join(lines)
 
     __repr__ = __str__
+
+
+def freeing_points(steps: list[Step], kept: set) -> list[list[int]]:
+    """Per step, the slots nothing reads after it (`kept` slots are never freed)."""
+    last_reader: dict[int, int] = {}
+    for index, step in enumerate(steps):
+        for slot in step.inputs:
+            last_reader[slot] = index
+    frees: list[list[int]] = [[] for _ in steps]
+    for index, step in enumerate(steps):
+        if step.kind == KERNEL or step.kind == INPUT:
+            for slot in step.outputs:
+                if slot not in kept:  # nothing reads it: it dies right after the step that makes it
+                    frees[last_reader.get(slot, index)].append(slot)
+    return frees
+
+
+def tensor_bytes(info) -> int:
+    """Bytes of a tensor of this info; 0 when its shape is not known."""
+    if info is None or info.shape is None or None in info.shape:
+        return 0
+    return numel(info.shape) * info.type.storage.itemsize
 
 
 REWRITES: list[Callable[[Plan], None]] = []  # applied in order to every new plan before `finish`

@@ -250,13 +250,13 @@ class Model:
                 plan = replan(self, base, signature, state)
                 if plan is not None:
                     plan.reuse_key = key
-                    self._finish_plan(plan, state)
+                    self._finish_plan(plan, state, like=base)
                 return plan
         return None
 
-    def _finish_plan(self, plan: Plan, state: dict[str, TensorInfo]) -> None:
+    def _finish_plan(self, plan: Plan, state: dict[str, TensorInfo], like: Plan | None = None) -> None:
         plan.finish(set(plan.outputs), self.budget.limit, self._check_planned,
-                    held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()))
+                    held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()), like=like)
         self.budget.live = 0
 
     def _build_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:

@@ -228,3 +228,23 @@ def test_a_rewrite_that_is_not_reusable_turns_reuse_off(tmp_path):
             assert not model.plan([(rows, 4)]).reused and model.plan([(rows, 4)]).template is None
     finally:
         plan_module.REWRITES.remove(fuse)
+
+
+@pytest.mark.parametrize("folder", ("llama_int4_asym", "qwen3_moe"))
+def test_reused_plans_finish_as_fresh_finishing_would(folder):
+    """A reused plan takes its freeing points, sizes and in-place flags over from the plan it was made from
+    (Plan.finish's `like`); finishing it again without that gives the same figures and flags."""
+    model = irrun.load(CORPUS / folder / "openvino_model.xml")
+    decoder = IrrunDecoder(model)
+    ids = np.array([[3, 14, 15, 9, 2]])
+    for _ in range(4):
+        ids = np.array([[int(np.argmax(decoder.step(ids)))]])
+    plans = [plan for plan in model._plans.values() if plan.reused]
+    assert plans
+    for plan in plans:
+        taken = [(s.frees, s.inplace, s.inplace_port, s.live, s.out_bytes) for s in plan.steps]
+        figures = (plan.peak, plan.sizes, plan.kept)
+        plan.finish(set(plan.outputs), model.budget.limit, model._check_planned, held=plan.held)
+        assert [(s.frees, s.inplace, s.inplace_port, s.live, s.out_bytes) for s in plan.steps] == taken
+        assert (plan.peak, plan.sizes, plan.kept) == figures
+        assert any(s.inplace for s in plan.steps)
