@@ -1,5 +1,6 @@
 """Interpolate's products over all axes at once (`interpolate.resample`: cheapest axis order, one BLAS
-call per axis when the axis is first or last, identity axes skipped, no final copy) against the kernel
+call per axis when the axis is first or last or one per block of a banded matrix, identity axes
+skipped, no final copy) against the kernel
 it replaced (one batched matrix product per axis in the given order, kept below as `old_apply_taps`) and
 against the plain tap-by-tap sum in float64, on random shapes, axes, modes, transforms and float types;
 non-finite data against OpenVINO's reference."""
@@ -72,7 +73,9 @@ def far(a, b, tol):
 
 
 @pytest.mark.parametrize("case", range(60))
-def test_resample_matches_the_old_kernel_and_the_plain_taps(case):
+def test_resample_matches_the_old_kernel_and_the_plain_taps(case, monkeypatch):
+    if case % 2:
+        monkeypatch.setattr(I, "BAND_ROWS", 2)  # banded products wherever they save
     rng = np.random.default_rng(7000 + case)
     dtype = (np.float32, np.float16, np.float64)[case % 3]
     mode = ("linear_onnx", "linear", "cubic")[case // 3 % 3]
@@ -100,17 +103,28 @@ def test_resample_matches_the_old_kernel_and_the_plain_taps(case):
     assert not far(got.astype(dtype), old.astype(dtype), tol + spacing).any(), ctx
 
 
-def test_each_product_layout_matches_the_old_kernel():
+@pytest.mark.parametrize("banded", [False, True])
+def test_each_product_layout_matches_the_old_kernel(banded, monkeypatch):
+    """Dense and banded products (blocks of 3 output rows forced; some blocks without weights), with
+    the axis first (pre == 1), in the middle (batched) and last (post == 1)."""
+    if banded:
+        monkeypatch.setattr(I, "BAND_ROWS", 3)
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((3, 5, 7, 4)).astype(F32)
-    for axis in range(4):  # first (pre == 1), middle (batched) and last (post == 1)
-        coords = rng.uniform(-1, x.shape[axis], 9).astype(F32)
-        idx, w = I.taps_cubic(coords, x.shape[axis], -0.75)
-        weights = I.dense_weights(idx, w, x.shape[axis], F32)
+    x = rng.standard_normal((3, 5, 40, 4, 37)).astype(F32)
+    for axis in range(5):
+        in_len = x.shape[axis]
+        out_len = 50
+        coords = np.sort(rng.uniform(-1, in_len, out_len)).astype(F32) if banded else \
+            rng.uniform(-1, in_len, out_len).astype(F32)
+        idx, w = I.taps_cubic(coords, in_len, -0.75)
+        if banded:
+            w[7:13] = 0  # two blocks of zero weights
+        weights = I.dense_weights(idx, w, in_len, F32)
+        assert (I.bands(weights) is not None) == (banded and in_len >= 37), axis
         got = I.matmul_axis(x, axis, weights)
         want = old_apply_taps(x, axis, idx, w)
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
-        assert got.flags.c_contiguous
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=2e-6)
+        assert got.flags.c_contiguous and got.dtype == F32
 
 
 def test_axis_order_and_fast_path(monkeypatch):
@@ -122,6 +136,7 @@ def test_axis_order_and_fast_path(monkeypatch):
         coords = I.source_coords("pytorch_half_pixel", 224, 28, F32(8))
         steps.append((a, *I.taps_linear_onnx(coords, 28)))
     assert I.product_order(x.shape, steps) == (1, 0)
+    assert I.bands(I.dense_weights(*steps[0][1:], 28, F32)) is not None
     monkeypatch.setattr(I, "sum_taps", None)  # would fail if called
     y = I.resample(x, steps)
     assert y.dtype == F32 and y.shape == (1, 21, 224, 224)

@@ -153,20 +153,55 @@ def dense_weights(idx, w, in_len, work):
     return weights.astype(work)
 
 
+BAND_ROWS = 32  # output positions per block of a banded product
+
+
+def bands(weights):
+    """(o0, o1, lo, hi) blocks of BAND_ROWS output rows with the input span [lo, hi) of their nonzero
+    weights (lo == hi: none), or None when the blocks would not save half the dense products."""
+    out_len, in_len = weights.shape
+    nonzero = weights != 0
+    blocks = []
+    for o0 in range(0, out_len, BAND_ROWS):
+        cols = np.flatnonzero(nonzero[o0:o0 + BAND_ROWS].any(0))
+        lo, hi = (int(cols[0]), int(cols[-1]) + 1) if cols.size else (0, 0)
+        blocks.append((o0, min(o0 + BAND_ROWS, out_len), lo, hi))
+    if 2 * sum((o1 - o0) * (hi - lo) for o0, o1, lo, hi in blocks) > out_len * in_len:
+        return None
+    return blocks
+
+
 def matmul_axis(y, axis, weights):
     """weights @ y along `axis` (y and weights in one float type): one BLAS product over all the other
-    axes when `axis` is first or last, else one per index of the axes before it."""
+    axes when `axis` is first or last, else one per index of the axes before it; when the weights are
+    banded (resizing by a large factor), one product per block of output positions over the inputs
+    the block uses. Zero weights contribute 0 * x, so y must be finite."""
     out_len, in_len = weights.shape
     pre = int(np.prod(y.shape[:axis], dtype=np.int64))
     post = int(np.prod(y.shape[axis + 1:], dtype=np.int64))
     shape = y.shape[:axis] + (out_len,) + y.shape[axis + 1:]
     y = np.ascontiguousarray(y)
+    blocks = bands(weights)
     if post == 1:
-        r = np.matmul(y.reshape(pre, in_len), np.ascontiguousarray(weights.T))
-    elif pre == 1:
-        r = np.matmul(weights, y.reshape(in_len, post))
-    else:
-        r = np.matmul(weights, y.reshape(pre, in_len, post))
+        rows, right = y.reshape(pre, in_len), np.ascontiguousarray(weights.T)
+        if blocks is None:
+            return np.matmul(rows, right).reshape(shape)
+        r = np.empty((pre, out_len), y.dtype)
+        for o0, o1, lo, hi in blocks:
+            if lo == hi:
+                r[:, o0:o1] = 0
+            else:
+                np.matmul(rows[:, lo:hi], right[lo:hi, o0:o1], out=r[:, o0:o1])
+        return r.reshape(shape)
+    stack = y.reshape(pre, in_len, post)
+    if blocks is None:
+        return np.matmul(weights, stack[0] if pre == 1 else stack).reshape(shape)
+    r = np.empty((pre, out_len, post), y.dtype)
+    for o0, o1, lo, hi in blocks:
+        if lo == hi:
+            r[:, o0:o1] = 0
+        else:
+            np.matmul(weights[o0:o1, lo:hi], stack[:, lo:hi], out=r[:, o0:o1])
     return r.reshape(shape)
 
 
