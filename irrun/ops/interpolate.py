@@ -1,12 +1,14 @@
 """Interpolate-4 and Interpolate-11, following OpenVINO's reference kernels.
 
 Every mode is applied axis by axis: each interpolated axis gets a table of taps (input indices and
-weights per output position); float data then goes through one matrix product per axis with the dense
-(output, input) weights (in float32, float64 for f64 data), other data gathers and sums the K taps in
+weights per output position); float data with finite values then goes through one matrix product per
+axis with the dense (output, input) weights (in float32, float64 for f64 data), the axes in the order
+with the fewest multiply-adds; non-finite float data and other data gathers and sums the K taps in
 float64, a loop over K, never over elements. Coordinates are computed in float32 as OpenVINO does;
 OpenVINO sums in float32 in its own order, so float results agree to rounding."""
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -143,19 +145,68 @@ def _bicubic_filter(a):
 DENSE_LIMIT = 1 << 22  # entries of an (output, input) weight matrix worth a matmul
 
 
-def apply_taps(x, axis, idx, w):
-    """sum_k w[o, k] * x[..., idx[o, k], ...] along `axis`: for float data one matrix product with the
-    (output, input) weights in the data's work type (f32, f64 for f64), else tap by tap in float64."""
-    out_len, in_len = idx.shape[0], x.shape[axis]
-    if x.dtype.kind == "f" and idx.size and out_len * in_len <= DENSE_LIMIT:
-        work = np.float64 if x.dtype == np.float64 else np.float32
-        weights = np.zeros((out_len, in_len), np.float64)
-        np.add.at(weights, (np.repeat(np.arange(out_len), idx.shape[1]), idx.reshape(-1)), w.reshape(-1))
-        weights = weights.astype(work)
-        pre = int(np.prod(x.shape[:axis], dtype=np.int64))
-        rows = x.astype(work, copy=False).reshape(pre, in_len, -1)
-        y = np.matmul(weights, rows)  # (pre, out_len, post)
-        return y.reshape(x.shape[:axis] + (out_len,) + x.shape[axis + 1:])
+def dense_weights(idx, w, in_len, work):
+    """The (output, input) matrix of one axis's taps, summed in float64, in the work type."""
+    out_len = idx.shape[0]
+    weights = np.zeros((out_len, in_len), np.float64)
+    np.add.at(weights, (np.repeat(np.arange(out_len), idx.shape[1]), idx.reshape(-1)), w.reshape(-1))
+    return weights.astype(work)
+
+
+BAND_ROWS = 32  # output positions per block of a banded product
+
+
+def bands(weights):
+    """(o0, o1, lo, hi) blocks of BAND_ROWS output rows with the input span [lo, hi) of their nonzero
+    weights (lo == hi: none), or None when the blocks would not save half the dense products."""
+    out_len, in_len = weights.shape
+    nonzero = weights != 0
+    blocks = []
+    for o0 in range(0, out_len, BAND_ROWS):
+        cols = np.flatnonzero(nonzero[o0:o0 + BAND_ROWS].any(0))
+        lo, hi = (int(cols[0]), int(cols[-1]) + 1) if cols.size else (0, 0)
+        blocks.append((o0, min(o0 + BAND_ROWS, out_len), lo, hi))
+    if 2 * sum((o1 - o0) * (hi - lo) for o0, o1, lo, hi in blocks) > out_len * in_len:
+        return None
+    return blocks
+
+
+def matmul_axis(y, axis, weights):
+    """weights @ y along `axis` (y and weights in one float type): one BLAS product over all the other
+    axes when `axis` is first or last, else one per index of the axes before it; when the weights are
+    banded (resizing by a large factor), one product per block of output positions over the inputs
+    the block uses. Zero weights contribute 0 * x, so y must be finite."""
+    out_len, in_len = weights.shape
+    pre = int(np.prod(y.shape[:axis], dtype=np.int64))
+    post = int(np.prod(y.shape[axis + 1:], dtype=np.int64))
+    shape = y.shape[:axis] + (out_len,) + y.shape[axis + 1:]
+    y = np.ascontiguousarray(y)
+    blocks = bands(weights)
+    if post == 1:
+        rows, right = y.reshape(pre, in_len), np.ascontiguousarray(weights.T)
+        if blocks is None:
+            return np.matmul(rows, right).reshape(shape)
+        r = np.empty((pre, out_len), y.dtype)
+        for o0, o1, lo, hi in blocks:
+            if lo == hi:
+                r[:, o0:o1] = 0
+            else:
+                np.matmul(rows[:, lo:hi], right[lo:hi, o0:o1], out=r[:, o0:o1])
+        return r.reshape(shape)
+    stack = y.reshape(pre, in_len, post)
+    if blocks is None:
+        return np.matmul(weights, stack[0] if pre == 1 else stack).reshape(shape)
+    r = np.empty((pre, out_len, post), y.dtype)
+    for o0, o1, lo, hi in blocks:
+        if lo == hi:
+            r[:, o0:o1] = 0
+        else:
+            np.matmul(weights[o0:o1, lo:hi], stack[:, lo:hi], out=r[:, o0:o1])
+    return r.reshape(shape)
+
+
+def sum_taps(x, axis, idx, w):
+    """sum_k w[o, k] * x[..., idx[o, k], ...] along `axis`, tap by tap in float64."""
     shape = [1] * x.ndim
     shape[axis] = idx.shape[0]
     out = None
@@ -167,6 +218,60 @@ def apply_taps(x, axis, idx, w):
         new_shape[axis] = idx.shape[0]
         out = np.zeros(new_shape)
     return out
+
+
+def _work_type(dtype):
+    return np.float64 if dtype == np.float64 else np.float32
+
+
+def apply_taps(x, axis, idx, w):
+    """sum_k w[o, k] * x[..., idx[o, k], ...] along `axis`: for float data one matrix product with the
+    (output, input) weights in the data's work type (f32, f64 for f64), else tap by tap in float64."""
+    out_len, in_len = idx.shape[0], x.shape[axis]
+    if x.dtype.kind == "f" and idx.size and out_len * in_len <= DENSE_LIMIT:
+        work = _work_type(x.dtype)
+        return matmul_axis(x.astype(work, copy=False), axis, dense_weights(idx, w, in_len, work))
+    return sum_taps(x, axis, idx, w)
+
+
+def product_order(shape, steps, gather=False):
+    """The order of the axis steps (axis, idx, ...) with the fewest multiply-adds of the dense products,
+    or with `gather` the fewest elements gathered (ties: the later axis first, whose product is one BLAS
+    call over the whole array)."""
+    def cost(order):
+        dims, total = list(shape), 0
+        for i in order:
+            axis, idx = steps[i][0], steps[i][1]
+            dims[axis] = idx.shape[0]
+            total += int(np.prod(dims, dtype=np.int64)) * (1 if gather else shape[axis])
+        return total
+    orders = itertools.permutations(range(len(steps))) if len(steps) <= 4 else [tuple(range(len(steps)))]
+    return min(orders, key=lambda order: (cost(order), [-steps[i][0] for i in order]))
+
+
+def resample(x, steps):
+    """Apply the taps (axis, idx, w) of several axes. Float data with finite values goes through dense
+    products in the work type (f32; f64 for f64), in the cheapest axis order, identity axes skipped;
+    non-finite float data tap by tap in float64 (a dense product would spread 0 * inf = NaN over the
+    whole axis), other data too. The result is a new array."""
+    # one pass without a temporary: a sum is finite only if every value is (an overflow only sends
+    # the data to the slower exact path)
+    finite = x.dtype.kind != "f" or bool(np.isfinite(x.sum(dtype=_work_type(x.dtype))))
+    if finite and x.dtype.kind == "f" and all(
+            idx.size and idx.shape[0] * x.shape[a] <= DENSE_LIMIT for a, idx, _ in steps):
+        work = _work_type(x.dtype)
+        y = x.astype(work, copy=False)
+        for i in product_order(x.shape, steps):
+            axis, idx, w = steps[i]
+            weights = dense_weights(idx, w, x.shape[axis], work)
+            if weights.shape[0] == weights.shape[1] and np.array_equal(weights, np.eye(len(weights), dtype=work)):
+                continue
+            y = matmul_axis(y, axis, weights)
+        return y.copy() if y is x else y
+    y = x
+    for axis, idx, w in steps:
+        y = apply_taps(y, axis, idx, w) if finite else sum_taps(y, axis, idx, w)
+    return y
 
 
 # ---------------------------------------------------------------- the op
@@ -277,45 +382,46 @@ class InterpolateBase(Op):
             return [self.nearest(x, axes, scales, out_shape)]
         if mode in ("bilinear_pillow", "bicubic_pillow"):
             return [self.pillow(x, axes, out_shape)]
-        y = x
+        steps = []
+        zero = None
         if mode == "linear":
             downsample = any(s < F32(1) for s in scales)
             antialias = self.antialias and downsample
-            zero = None
             for a, s in zip(axes, scales):
                 coords = source_coords(self.coordinate_transformation_mode, out_shape[a], x.shape[a], s)
                 idx, w = taps_linear(coords, x.shape[a], s, s if antialias else F32(1))
                 total = w.sum(1)
                 bad = total == 0
-                w = w / np.where(bad, 1, total)[:, None]
-                y = apply_taps(y, a, idx, w)
+                steps.append((a, idx, w / np.where(bad, 1, total)[:, None]))
                 if bad.any():
                     shape = [1] * x.ndim
                     shape[a] = len(bad)
                     zero = bad.reshape(shape) if zero is None else (zero | bad.reshape(shape))
-            if zero is not None:
-                y = np.where(zero, 0, y)
-            if dtype.kind in "iu":
-                y = _round_half_away(y)
-            return [_cast(y, dtype)]
-        for a, s in zip(axes, scales):
-            coords = source_coords(self.coordinate_transformation_mode, out_shape[a], x.shape[a], s)
-            if mode == "linear_onnx":
-                idx, w = taps_linear_onnx(coords, x.shape[a])
-            else:
-                idx, w = taps_cubic(coords, x.shape[a], self.cube_coeff)
-            y = apply_taps(y, a, idx, w)
+        else:
+            for a, s in zip(axes, scales):
+                coords = source_coords(self.coordinate_transformation_mode, out_shape[a], x.shape[a], s)
+                if mode == "linear_onnx":
+                    steps.append((a, *taps_linear_onnx(coords, x.shape[a])))
+                else:
+                    steps.append((a, *taps_cubic(coords, x.shape[a], self.cube_coeff)))
+        y = resample(x, steps)  # a new array
+        if zero is not None:
+            y = np.where(zero, 0, y)
         if dtype.kind in "iu":
-            y = np.trunc(y)
-        return [_cast(y, dtype)]
+            y = _round_half_away(y) if mode == "linear" else np.trunc(y)
+        return [_cast(y, dtype, copy=False)]
 
     def nearest(self, x, axes, scales, out_shape):
-        y = x
+        steps = []
         for a, s in zip(axes, scales):
             coords = source_coords(self.coordinate_transformation_mode, out_shape[a], x.shape[a], s)
-            idx = np.clip(nearest_index(self.nearest_mode, coords, s < F32(1)), 0, x.shape[a] - 1)
-            y = np.take(y, idx, axis=a)
-        return y
+            steps.append((a, np.clip(nearest_index(self.nearest_mode, coords, s < F32(1)), 0, x.shape[a] - 1)))
+        y = x
+        for i in product_order(x.shape, steps, gather=True):  # shrinking axes first; a selection, so exact
+            a, idx = steps[i]
+            if not np.array_equal(idx, np.arange(x.shape[a])):
+                y = np.take(y, idx, axis=a)
+        return y.copy() if y is x else y
 
     def pillow(self, x, axes, out_shape):
         if len(axes) != 2:
@@ -341,9 +447,9 @@ class InterpolateBase(Op):
         return _cast(y, x.dtype)
 
 
-def _cast(y, dtype):
+def _cast(y, dtype, copy=True):
     with np.errstate(invalid="ignore", over="ignore"):
-        return y.astype(dtype)
+        return y.astype(dtype, copy=copy)
 
 
 @op("Interpolate", 4)
