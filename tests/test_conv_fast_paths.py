@@ -267,3 +267,63 @@ def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows():
     want = plain_conv(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
     assert np.isfinite(want).sum() > 0.9 * want.size
     np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)
+
+
+def test_tap_grids_group_the_offsets_by_stride_phase():
+    """Hand-worked: stride 1 is one 3x3 grid (rows a pitch apart); stride 2 splits a 5x5 kernel into its four
+    phases (3x3, 3x2, 2x3, 2x2 offsets); dilation 2 over stride 2 keeps every offset in one phase."""
+    taps = [np.full((4, 1), j, np.float32) for j in range(25)]
+    offsets = list(itertools.product(range(3), range(3)))
+    starts = [i * 10 + j for i, j in offsets]
+    (grid,) = C.tap_grids(offsets, (1, 1), starts, taps[:9])
+    start, shape, steps, weights = grid
+    assert (start, shape, steps, weights.shape) == (0, (3, 3), (10, 1), (3, 3, 4))
+    np.testing.assert_array_equal(weights[:, :, 0], np.arange(9).reshape(3, 3))
+    offsets = list(itertools.product(range(5), range(5)))
+    # stride phases of 7x7 positions each: offset (i, j) reads phase (i % 2, j % 2) from (i // 2, j // 2)
+    starts = [((i % 2) * 2 + j % 2) * 49 + i // 2 * 7 + j // 2 for i, j in offsets]
+    grids = C.tap_grids(offsets, (2, 2), starts, taps)
+    assert [(g[0], g[1], g[2]) for g in grids] == [(0, (3, 3), (7, 1)), (49, (3, 2), (7, 1)),
+                                                    (98, (2, 3), (7, 1)), (147, (2, 2), (7, 1))]
+    np.testing.assert_array_equal(grids[3][3][:, :, 0], [[6, 8], [16, 18]])
+    (grid,) = C.tap_grids(offsets, (1, 1), [i * 7 + j for i, j in offsets], taps)
+    assert grid[1:3] == ((5, 5), (7, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
+    """The channels-last sums of one grid of offsets (stride 1, or dilations multiples of the strides) as one
+    einsum, forced on random 1D-3D cases: equal to the per-offset products and sums (forced by splitting
+    the grid; exactly for integers, to rounding for floats, whose einsum may sum in another order) and to
+    the plain definition."""
+    monkeypatch.setattr(C, "channels_last", lambda groups, out_per_group, *sizes: out_per_group == 1)
+    rng = np.random.default_rng([16, np.dtype(dtype).num])
+    einsums = []
+    for i in range(12):
+        monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 64 if i % 2 else 1 << 17)
+        case = random_case(rng, depthwise=True, one_output=True, stride_one=i % 3 != 2)
+        if i % 3 == 2:  # strides 2 with dilation 2 or 4: one phase
+            case["strides"] = [2] * len(case["dims"])
+            case["dil"] = [2 * int(v) for v in rng.integers(1, 3, len(case["dims"]))]
+            eff = [(k - 1) * d + 1 for k, d in zip(case["kernel"], case["dil"])]
+            case["dims"] = [max(dim, e + 1) for dim, e in zip(case["dims"], eff)]
+            case["begins"] = [max(b, 0) for b in case["begins"]]
+            case["out"] = [(dim + 2 * b - e) // 2 + 1 for dim, b, e in zip(case["dims"], case["begins"], eff)]
+        x, w = arrays(rng, case, dtype)
+        grids = []
+        monkeypatch.setattr(C, "tap_grids", lambda *args: grids.append(len(real_tap_grids(*args))) or
+                            real_tap_grids(*args))
+        fast = C.conv_forward(x, w, case["strides"], case["dil"], case["begins"], case["out"])
+        einsums.append((grids, case))
+        monkeypatch.setattr(C, "tap_grids", lambda *args: real_tap_grids(*args) * 2)  # two grids: per offset
+        slow = C.conv_forward(x, w, case["strides"], case["dil"], case["begins"], case["out"])
+        if x.dtype.kind == "f":
+            tol = (1e-12 if x.dtype == np.float64 else 1e-6) * int(np.prod(case["kernel"])) + 1e-6
+            np.testing.assert_allclose(fast, slow, rtol=tol, atol=tol, err_msg=str(case))
+        else:
+            np.testing.assert_array_equal(fast, slow, err_msg=str(case))
+        check(case, x, w)
+    assert all(g == [1] or 0 in case["out"] for g, case in einsums), einsums
+
+
+real_tap_grids = C.tap_grids

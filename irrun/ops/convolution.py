@@ -257,7 +257,7 @@ def depthwise_flat(padded, w, dilations, out, offsets, view):
     padded = np.ascontiguousarray(padded)
     pitch = _pitch(padded.shape[2:])
     starts = [sum(o * d * p for o, d, p in zip(offs, dilations, pitch)) for offs in offsets]
-    _flat_sums(padded, padded.shape[2:], starts, _taps(w, offsets), out, view)
+    _flat_sums(padded, padded.shape[2:], starts, _taps(w, offsets), out, view, offsets, (1,) * len(out))
 
 
 def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve):
@@ -288,7 +288,9 @@ def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reser
         pos = [o * d for o, d in zip(offs, dilations)]
         phase = phases.index(tuple(p % st for p, st in zip(pos, strides)))
         starts.append(phase * block + sum(p // st * pt for p, st, pt in zip(pos, strides, pitch)))
-    _flat_sums(stacked, phase_dims, starts, _taps(w, offsets), out, view)
+    # offsets o apart by st / gcd(st, d) along an axis stay in one phase, (o * d) // st apart by d / gcd(st, d)
+    periods = tuple(st // math.gcd(st, d) for st, d in zip(strides, dilations))
+    _flat_sums(stacked, phase_dims, starts, _taps(w, offsets), out, view, offsets, periods)
 
 
 def _pitch(dims):
@@ -299,16 +301,19 @@ def _taps(w, offsets):
     return [w[(slice(None), slice(None), 0, *offs)] for offs in offsets]  # each [G, Og]
 
 
-def _flat_sums(source, dims, starts, taps, out, view):
+def _flat_sums(source, dims, starts, taps, out, view, offsets, periods):
     """view[b, g, :, *o] = sum_j taps[j][g, :] * flat(source[b, g])[starts[j] + position(o)], where
-    position(o) = sum_i o_i * pitch_i over `dims`; a cache-sized block of channels at a time."""
+    position(o) = sum_i o_i * pitch_i over `dims`; a cache-sized block of channels at a time. taps[j] is
+    the kernel offset offsets[j]; starts are linear in the offsets within each class of offsets equal
+    modulo `periods` (the stride phases)."""
     n, groups, out_per_group = view.shape[:3]
     flat = source.reshape(n, groups, 1, -1)
     pitch = _pitch(dims)
     length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
     rows = out[0] * pitch[0]
     if channels_last(groups, out_per_group, length, len(taps), flat.shape[-1]):
-        return _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows)
+        return _flat_sums_channels_last(source, dims, starts, taps, tap_grids(offsets, periods, starts, taps), out,
+                                        view, length, rows)
     per_channel = out_per_group * rows * view.itemsize
     block = max(1, min(groups, 2 * DEPTHWISE_BLOCK_BYTES // max(per_channel, 1)))
     acc = np.empty((block, out_per_group, rows), view.dtype)
@@ -339,25 +344,69 @@ def channels_last(groups, out_per_group, run, taps, plane):
 TRANSPOSE_CHUNK = 64
 
 
-def _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows):
+def tap_grids(offsets, periods, starts, taps):
+    """The kernel offsets as regular grids: the offsets equal modulo `periods` (one class per stride phase)
+    as (first start, grid shape, start step per grid axis, weights [*shape, G]), so that one einsum over
+    a strided window view sums a whole class."""
+    classes = {}
+    for j, offs in enumerate(offsets):
+        classes.setdefault(tuple(o % p for o, p in zip(offs, periods)), []).append(j)
+    position = {offs: j for j, offs in enumerate(offsets)}
+    grids = []
+    for members in classes.values():
+        first, last = offsets[members[0]], offsets[members[-1]]
+        shape = tuple((b - a) // p + 1 for a, b, p in zip(first, last, periods))
+        steps = []
+        for axis, p in enumerate(periods):
+            if shape[axis] == 1:
+                steps.append(0)
+                continue
+            nxt = list(first)
+            nxt[axis] += p
+            steps.append(starts[position[tuple(nxt)]] - starts[members[0]])
+        weights = np.stack([taps[j][:, 0] for j in members], axis=-1).reshape(-1, *shape)
+        grids.append((starts[members[0]], shape, tuple(steps), np.ascontiguousarray(np.moveaxis(weights, 0, -1))))
+    return grids
+
+
+_LETTERS = "abdefhijk"
+
+
+def _flat_sums_channels_last(source, dims, starts, taps, grids, out, view, length, rows):
     """_flat_sums with one output per group, for many channels over few positions: the source transposed to
     [positions, channels], so each product and sum runs over rows of all channels (per-channel rows would be
-    too short for NumPy's loops); a cache-sized block of positions at a time."""
+    too short for NumPy's loops); a cache-sized block of positions at a time. Where the kernel offsets form
+    one grid (tap_grids: stride 1, or dilations that are multiples of the strides), one einsum over a
+    window view sums them all with fused multiply-adds; else a product and a sum per offset (measured: an
+    einsum per stride phase and the sums of the phases do not beat them)."""
     n, groups = view.shape[:2]
-    weights = [np.ascontiguousarray(tap[:, 0]) for tap in taps]  # each [G], contiguous for the SIMD loops
     block = max(1, 2 * DEPTHWISE_BLOCK_BYTES // (groups * view.itemsize))
     acc = np.empty((rows, groups), view.dtype)
-    tmp = np.empty((min(block, length), groups), view.dtype)
     crop = (slice(None), *(slice(0, o) for o in out[1:]))
     planes = source.reshape(n, groups, -1)
     src = np.empty(planes.shape[:0:-1], view.dtype)
     chunks = [slice(c0, c0 + TRANSPOSE_CHUNK) for c0 in range(0, groups, TRANSPOSE_CHUNK)]
+    if len(grids) == 1:
+        start, shape, steps, grid_weights = grids[0]
+        axes = _LETTERS[:len(shape)]
+        subscripts = f"p{axes}c,{axes}c->pc"
+        item = src.itemsize * groups
+    else:
+        weights = [np.ascontiguousarray(tap[:, 0]) for tap in taps]  # each [G], contiguous for the SIMD loops
+        tmp = np.empty((min(block, length), groups), view.dtype)
     for b in range(n):
         for cs in chunks:  # transposed a few channels at a time, so the strided side stays in L1
             src[:, cs] = planes[b, cs].T
         for p0 in range(0, length, block):
             p1 = min(length, p0 + block)
-            a, t = acc[p0:p1], tmp[:p1 - p0]
+            a = acc[p0:p1]
+            if len(grids) == 1:
+                window = np.lib.stride_tricks.as_strided(
+                    src[start + p0:], (p1 - p0, *shape, groups), (item, *(st * item for st in steps), src.itemsize),
+                    writeable=False)
+                np.einsum(subscripts, window, grid_weights, out=a)
+                continue
+            t = tmp[:p1 - p0]
             for j, (weight, start) in enumerate(zip(weights, starts)):
                 if j == 0:
                     np.multiply(src[start + p0:start + p1], weight, out=a)
