@@ -84,7 +84,7 @@ def check(case, x, w):
         np.testing.assert_array_equal(got, want, err_msg=str(case))
 
 
-KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last"]
+KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last", "depthwise-per-offset"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
@@ -94,14 +94,17 @@ def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
     # depthwise sums with the channels innermost (forced) or per channel (forced), whatever the sizes
     monkeypatch.setattr(C, "channels_last", (lambda groups, out_per_group, *sizes: out_per_group == 1)
                         if kind == "depthwise-channels-last" else (lambda *args: False))
+    # stride 1: einsums over shifted copies (forced), or the sums over the flattened input
+    monkeypatch.setattr(C, "use_columns", (lambda *args: kind == "depthwise"))
     for i in range(12):
         # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
         monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
         monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 64 if i % 2 else 1 << 17)
+        monkeypatch.setattr(C, "COLUMN_BLOCK_BYTES", 64 if i % 2 else 1 << 21)
         # stride-1 columns from the flattened input: always, never, or as chosen
         monkeypatch.setattr(C, "FLAT_WASTE", (1e9, 0.0, 1.25)[i % 3])
         case = random_case(rng, pointwise=kind == "pointwise", depthwise=kind.startswith("depthwise"),
-                           one_output=kind == "depthwise-channels-last")
+                           one_output=kind == "depthwise-channels-last", stride_one=kind == "depthwise" and i % 2 == 0)
         check(case, *arrays(rng, case, dtype))
 
 
@@ -175,6 +178,8 @@ def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
     channel and of all."""
     from irrun.ops import depthwise_gemm
     monkeypatch.setattr(depthwise_gemm, "usable", lambda dtype, kernel, strides, out: True)
+    monkeypatch.setattr(C, "use_columns", lambda *args: False)
+    monkeypatch.setattr(C, "channels_last", lambda *args: False)
     rng = np.random.default_rng([11, np.dtype(dtype).num])
     for i in range(16):
         monkeypatch.setattr(depthwise_gemm, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
@@ -193,7 +198,8 @@ def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
 
 
 def test_depthwise_gemm_on_a_convnext_shape():
-    """The unforced choice on a ConvNeXt-style 7x7 depthwise layer takes the banded matrices."""
+    """A ConvNeXt-style 7x7 depthwise layer: banded matrices usable (stride 1 takes the column einsums
+    first, measured faster)."""
     from irrun.ops import depthwise_gemm
     rng = np.random.default_rng(12)
     x = rng.standard_normal((1, 8, 30, 33)).astype(np.float32)
@@ -206,11 +212,11 @@ def test_depthwise_gemm_on_a_convnext_shape():
 # depthwise layers of the zoo's shapes (scaled down) and the kernel each takes: (channels, height, width,
 # kernel, stride, pad, dilation, kernel); [N, C, H, W] input, groups == C
 ZOO_LAYERS = [
-    (16, 30, 33, 7, 1, 3, 1, "banded"),          # ConvNeXt 7x7
-    (12, 29, 28, 5, 1, 4, 2, "banded"),          # 5x5 dilated, stride 1, 28 wide
+    (16, 30, 33, 7, 1, 3, 1, "columns"),         # ConvNeXt 7x7
+    (12, 29, 28, 5, 1, 4, 2, "columns"),         # 5x5 dilated, stride 1, 28 wide
     (96, 7, 7, 5, 1, 2, 1, "channels-last"),     # MnasNet/EfficientNet late 5x5
     (72, 28, 28, 5, 2, 2, 1, "channels-last"),   # strided 5x5 (stride phases)
-    (8, 20, 20, 3, 1, 1, 1, "per-channel"),      # MobileNet 3x3
+    (8, 20, 20, 3, 1, 1, 1, "columns"),          # MobileNet 3x3
     (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
 ]
 
@@ -232,6 +238,7 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
 
     spy(depthwise_gemm, "depthwise_gemm", "banded")
     spy(C, "_flat_sums_channels_last", "channels-last")
+    spy(C, "depthwise_columns", "columns")
     rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
     x = rng.standard_normal((2, channels, h, w_)).astype(dtype)
     w = rng.standard_normal((channels, 1, 1, k, k)).astype(dtype)
@@ -259,14 +266,17 @@ def test_depthwise_strides_beyond_the_phase_split(dtype):
 def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows():
     """An inf or NaN input reaches only the outputs whose windows hold it, as in the plain definition
     (the banded products would multiply it by zero elsewhere)."""
+    from irrun.ops import depthwise_gemm
     rng = np.random.default_rng(15)
     x = rng.standard_normal((1, 4, 30, 32)).astype(np.float32)
     x[0, 0, 10, 5], x[0, 1, 3, 20], x[0, 2, 17, 17], x[0, 3, 0, 0] = np.inf, -np.inf, np.nan, np.inf
     w = rng.standard_normal((4, 1, 1, 5, 5)).astype(np.float32)
-    got = C.conv_forward(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
-    want = plain_conv(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
-    assert np.isfinite(want).sum() > 0.9 * want.size
-    np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)
+    for strides, out in (([2, 1], [15, 32]), ([1, 1], [30, 32])):  # banded usable; column einsums
+        assert depthwise_gemm.usable(x.dtype, (5, 5), strides, out)
+        got = C.conv_forward(x, w, strides, [1, 1], [2, 2], out)
+        want = plain_conv(x, w, strides, [1, 1], [2, 2], out)
+        assert np.isfinite(want).sum() > 0.9 * want.size
+        np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)
 
 
 def test_tap_grids_group_the_offsets_by_stride_phase():
@@ -297,6 +307,7 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
     the grid; exactly for integers, to rounding for floats, whose einsum may sum in another order) and to
     the plain definition."""
     monkeypatch.setattr(C, "channels_last", lambda groups, out_per_group, *sizes: out_per_group == 1)
+    monkeypatch.setattr(C, "use_columns", lambda *args: False)
     rng = np.random.default_rng([16, np.dtype(dtype).num])
     einsums = []
     for i in range(12):

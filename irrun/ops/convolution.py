@@ -2,9 +2,9 @@
 
 Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, stride 1, unpadded) layers,
 else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
-groups (one input channel per group) accumulate per kernel offset instead (per channel, or with the channels
-innermost for many channels over few positions), or take banded matrix products for wide 2D kernels
-(depthwise_gemm). Transposed
+groups (one input channel per group) accumulate per kernel offset instead (stride 1: one einsum over
+shifted copies of the input per block of channels; else per channel, or with the channels innermost for
+many channels over few positions), or take banded matrix products for wide 2D kernels (depthwise_gemm). Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
 from __future__ import annotations
@@ -220,20 +220,22 @@ DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2
 
 
 def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
-    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset, one cache-sized block of
-    channels at a time: a product into a scratch buffer and an in-place add per offset (or, for wide
-    2D kernels, matrix products with banded weights: depthwise_gemm)."""
+    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset: stride 1 as einsums over
+    shifted copies or sums over the flattened input (depthwise_flat), strides up to 4 over the stride phases
+    (depthwise_phases) or, for wide 2D kernels with stride 1 along the width, matrix products with banded
+    weights (depthwise_gemm); else, one cache-sized block of channels at a time, a product into a scratch
+    buffer and an in-place add per offset."""
     kernel = w.shape[3:]
     if 1 < max(strides) <= 4 and not depthwise_gemm.usable(view.dtype, kernel, strides, out):
         return depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve)
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
+    if all(st == 1 for st in strides):
+        return depthwise_flat(padded, w, dilations, out, offsets, view, reserve)
     # the banded products multiply inputs outside a window by zero: an inf or NaN there would spread
     if depthwise_gemm.usable(view.dtype, kernel, strides, out) and np.isfinite(padded).all():
         return depthwise_gemm.depthwise_gemm(padded, w, strides, dilations, out, view, reserve)
-    if all(st == 1 for st in strides):
-        return depthwise_flat(padded, w, dilations, out, offsets, view)
     view[...] = 0
     n, groups, out_per_group = view.shape[:3]
     per_channel = out_per_group * math.prod(out) * view.itemsize
@@ -251,13 +253,67 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
                 acc += tmp
 
 
-def depthwise_flat(padded, w, dilations, out, offsets, view):
+def depthwise_flat(padded, w, dilations, out, offsets, view, reserve):
     """Stride 1: with the spatial dims flattened, each kernel offset's window is one contiguous run of the
-    padded input, so the sums run over long contiguous rows (computed on the padded width, then cropped)."""
+    padded input, so the sums run over long contiguous rows (computed on the padded width, then cropped):
+    one einsum per block of channels (depthwise_columns) or, for many channels over few positions, sums
+    with the channels innermost (_flat_sums)."""
     padded = np.ascontiguousarray(padded)
     pitch = _pitch(padded.shape[2:])
+    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1
+    if use_columns(view.shape[1], view.shape[2], length, len(offsets), math.prod(padded.shape[2:])):
+        return depthwise_columns(padded, w, dilations, out, view, reserve)
     starts = [sum(o * d * p for o, d, p in zip(offs, dilations, pitch)) for offs in offsets]
     _flat_sums(padded, padded.shape[2:], starts, _taps(w, offsets), out, view, offsets, (1,) * len(out))
+
+
+def use_columns(groups, out_per_group, run, taps, plane):
+    """Whether depthwise_columns beats _flat_sums (measured, one thread: everywhere but where the channels
+    go innermost over runs of fewer than 128 positions, the 7x7 layers of MobileNets and EfficientNets)."""
+    return run >= 128 or not channels_last(groups, out_per_group, run, taps, plane)
+
+
+COLUMN_BLOCK_BYTES = 1 << 21  # the shifted copies and sums of a block of channels (measured: 1-4 MiB best)
+
+
+def depthwise_columns(padded, w, dilations, out, view, reserve):
+    """Stride 1, one einsum per block of channels: the spatial dims flattened as in depthwise_flat, plus one
+    shifted copy of the input per offset along the last kernel axis, so that every kernel offset lies a
+    fixed stride of that buffer away from the output position. The einsum's inner loop then runs along the
+    flattened output (multiply-adds fused, no temporaries) once per kernel offset."""
+    padded = np.ascontiguousarray(padded)
+    n, groups, out_per_group = view.shape[:3]
+    kernel, dims = w.shape[3:], padded.shape[2:]
+    pitch = _pitch(dims)
+    flat = padded.reshape(n, groups, -1)
+    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
+    reach = [(k - 1) * d * p for k, d, p in zip(kernel[:-1], dilations[:-1], pitch[:-1])]
+    span = length + sum(reach)  # the run one shifted copy holds
+    rows = out[0] * pitch[0]
+    per_channel = (kernel[-1] * span + out_per_group * rows) * view.itemsize
+    block = max(1, min(groups, COLUMN_BLOCK_BYTES // per_channel))
+    reserve(block * per_channel, "depthwise column buffers")
+    columns = np.empty((block, kernel[-1], span), view.dtype)
+    acc = np.empty((block, out_per_group, rows), view.dtype)
+    weights = w[:, :, 0]  # [G, Og, *kernel]
+    axes = _LETTERS[:len(kernel)]
+    subscripts = f"gp{axes},go{axes}->gop"
+    item = view.itemsize
+    steps = [d * p * item for d, p in zip(dilations[:-1], pitch[:-1])]
+    crop = (slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))
+    for b in range(n):
+        for g0 in range(0, groups, block):
+            g1 = min(groups, g0 + block)
+            cols = columns[:g1 - g0]
+            for j in range(kernel[-1]):
+                first = j * dilations[-1]
+                cols[:, j] = flat[b, g0:g1, first:first + span]
+            window = np.lib.stride_tricks.as_strided(cols, (g1 - g0, length, *kernel),
+                                                     (cols.strides[0], item, *steps, cols.strides[1]),
+                                                     writeable=False)
+            a = acc[:g1 - g0]
+            np.einsum(subscripts, window, weights[g0:g1], out=a[:, :, :length])
+            view[b, g0:g1] = a.reshape(g1 - g0, out_per_group, out[0], *dims[1:])[crop]
 
 
 def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve):
