@@ -96,6 +96,9 @@ def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
                         if kind == "depthwise-channels-last" else (lambda *args: False))
     # stride 1: einsums over shifted copies (forced), or the sums over the flattened input
     monkeypatch.setattr(C, "use_columns", (lambda *args: kind == "depthwise"))
+    # strided 2D: einsums over shifted copies of the row phases (as chosen: always), or the stride phases' sums
+    if kind != "depthwise":
+        monkeypatch.setattr(C, "use_strided_columns", lambda kernel, strides: False)
     for i in range(12):
         # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
         monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
@@ -215,9 +218,9 @@ ZOO_LAYERS = [
     (16, 30, 33, 7, 1, 3, 1, "columns"),         # ConvNeXt 7x7
     (12, 29, 28, 5, 1, 4, 2, "columns"),         # 5x5 dilated, stride 1, 28 wide
     (96, 7, 7, 5, 1, 2, 1, "channels-last"),     # MnasNet/EfficientNet late 5x5
-    (72, 28, 28, 5, 2, 2, 1, "channels-last"),   # strided 5x5 (stride phases)
+    (72, 28, 28, 5, 2, 2, 1, "strided-columns"), # strided 5x5
     (8, 20, 20, 3, 1, 1, 1, "columns"),          # MobileNet 3x3
-    (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
+    (8, 21, 20, 3, 2, 1, 1, "strided-columns"),  # strided 3x3
 ]
 
 
@@ -239,6 +242,7 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
     spy(depthwise_gemm, "depthwise_gemm", "banded")
     spy(C, "_flat_sums_channels_last", "channels-last")
     spy(C, "depthwise_columns", "columns")
+    spy(C, "depthwise_strided_columns", "strided-columns")
     rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
     x = rng.standard_normal((2, channels, h, w_)).astype(dtype)
     w = rng.standard_normal((channels, 1, 1, k, k)).astype(dtype)
@@ -252,15 +256,22 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
-def test_depthwise_strides_beyond_the_phase_split(dtype):
-    """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result."""
+def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
+    """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result (in 2D
+    too, with the row phases' einsums off), or the row phases' einsums (on)."""
+    monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
     rng = np.random.default_rng([14, np.dtype(dtype).num])
     for spatial in (1, 2, 3):
         case = dict(n=2, groups=3, in_per_group=1, out_per_group=2, dims=[11] * spatial, kernel=[3] * spatial,
                     strides=[5 + a for a in range(spatial)], dil=[1 + a % 2 for a in range(spatial)],
                     begins=[1] * spatial, ends=[2] * spatial, out=None)
         case["out"] = [(11 + 3 - ((3 - 1) * d + 1)) // s + 1 for d, s in zip(case["dil"], case["strides"])]
-        check(case, *arrays(rng, case, dtype))
+        x, w = arrays(rng, case, dtype)
+        check(case, x, w)
+        if spatial == 2:
+            monkeypatch.setattr(C, "use_strided_columns", lambda *args: True)
+            check(case, x, w)
+            monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
 
 
 def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows():
@@ -308,6 +319,7 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
     the plain definition."""
     monkeypatch.setattr(C, "channels_last", lambda groups, out_per_group, *sizes: out_per_group == 1)
     monkeypatch.setattr(C, "use_columns", lambda *args: False)
+    monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
     rng = np.random.default_rng([16, np.dtype(dtype).num])
     einsums = []
     for i in range(12):
@@ -338,3 +350,30 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
 
 
 real_tap_grids = C.tap_grids
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+def test_strided_columns_match_plain_definition(dtype, monkeypatch):
+    """The row phases' einsums over shifted copies, on random strided 2D cases: strides 1-4 per axis (one
+    at least 2), dilations 1-3 (row classes of one or several kernel rows), pads (negative too), channel
+    multipliers, blocks of one channel and of all."""
+    rng = np.random.default_rng([17, np.dtype(dtype).num])
+    taken = []
+    real = C.depthwise_strided_columns
+    monkeypatch.setattr(C, "depthwise_strided_columns", lambda *args: taken.append(1) or real(*args))
+    for i in range(16):
+        monkeypatch.setattr(C, "COLUMN_BLOCK_BYTES", 64 if i % 2 else 1 << 21)
+        kernel = [int(v) for v in rng.integers(1, 6, 2)]
+        strides = [int(v) for v in rng.integers(1, 5, 2)]
+        strides[i % 2] = max(2, strides[i % 2])
+        dil = [int(v) for v in rng.integers(1, 4, 2)]
+        begins = [int(v) for v in rng.integers(-1, 3, 2)]
+        ends = [int(v) for v in rng.integers(-1, 3, 2)]
+        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+        dims = [int(rng.integers(max(1, e + 1), 20)) for e in eff]
+        out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
+        case = dict(n=int(rng.integers(1, 3)), groups=int(rng.integers(1, 6)), in_per_group=1,
+                    out_per_group=int(rng.integers(1, 4)), dims=dims, kernel=kernel, strides=strides, dil=dil,
+                    begins=begins, out=out)
+        check(case, *arrays(rng, case, dtype))
+    assert len(taken) >= 12
