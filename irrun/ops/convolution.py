@@ -369,9 +369,10 @@ def depthwise_strided_columns(padded, w, strides, dilations, out, view, reserve)
 
 
 def use_strided_columns(kernel, strides):
-    """Whether depthwise_strided_columns serves a strided layer (measured, one thread: 2D layers, 0.5-0.9x
-    the time of the stride phases' per-offset sums for 5x5 kernels, about even to 0.8x for 3x3)."""
-    return len(kernel) == 2 and max(strides) > 1
+    """Whether depthwise_strided_columns serves a strided layer (measured, one thread: 2D kernels at least 5
+    wide, 0.5-0.9x the time of the stride phases' per-offset sums; 3x3 kernels gain little alone and lose
+    inside whole models)."""
+    return len(kernel) == 2 and max(strides) > 1 and min(kernel) >= 5
 
 
 def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve):
