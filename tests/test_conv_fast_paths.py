@@ -84,7 +84,7 @@ def check(case, x, w):
         np.testing.assert_array_equal(got, want, err_msg=str(case))
 
 
-KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last"]
+KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last", "depthwise-per-offset"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
@@ -94,14 +94,20 @@ def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
     # depthwise sums with the channels innermost (forced) or per channel (forced), whatever the sizes
     monkeypatch.setattr(C, "channels_last", (lambda groups, out_per_group, *sizes: out_per_group == 1)
                         if kind == "depthwise-channels-last" else (lambda *args: False))
+    # stride 1: einsums over shifted copies (forced), or the sums over the flattened input
+    monkeypatch.setattr(C, "use_columns", (lambda *args: kind == "depthwise"))
+    # strided 2D: einsums over shifted copies of the row phases (as chosen: always), or the stride phases' sums
+    if kind != "depthwise":
+        monkeypatch.setattr(C, "use_strided_columns", lambda kernel, strides: False)
     for i in range(12):
         # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
         monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
         monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 64 if i % 2 else 1 << 17)
+        monkeypatch.setattr(C, "COLUMN_BLOCK_BYTES", 64 if i % 2 else 1 << 21)
         # stride-1 columns from the flattened input: always, never, or as chosen
         monkeypatch.setattr(C, "FLAT_WASTE", (1e9, 0.0, 1.25)[i % 3])
         case = random_case(rng, pointwise=kind == "pointwise", depthwise=kind.startswith("depthwise"),
-                           one_output=kind == "depthwise-channels-last")
+                           one_output=kind == "depthwise-channels-last", stride_one=kind == "depthwise" and i % 2 == 0)
         check(case, *arrays(rng, case, dtype))
 
 
@@ -175,6 +181,8 @@ def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
     channel and of all."""
     from irrun.ops import depthwise_gemm
     monkeypatch.setattr(depthwise_gemm, "usable", lambda dtype, kernel, strides, out: True)
+    monkeypatch.setattr(C, "use_columns", lambda *args: False)
+    monkeypatch.setattr(C, "channels_last", lambda *args: False)
     rng = np.random.default_rng([11, np.dtype(dtype).num])
     for i in range(16):
         monkeypatch.setattr(depthwise_gemm, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
@@ -193,7 +201,8 @@ def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
 
 
 def test_depthwise_gemm_on_a_convnext_shape():
-    """The unforced choice on a ConvNeXt-style 7x7 depthwise layer takes the banded matrices."""
+    """A ConvNeXt-style 7x7 depthwise layer: banded matrices usable (stride 1 takes the column einsums
+    first, measured faster)."""
     from irrun.ops import depthwise_gemm
     rng = np.random.default_rng(12)
     x = rng.standard_normal((1, 8, 30, 33)).astype(np.float32)
@@ -206,11 +215,11 @@ def test_depthwise_gemm_on_a_convnext_shape():
 # depthwise layers of the zoo's shapes (scaled down) and the kernel each takes: (channels, height, width,
 # kernel, stride, pad, dilation, kernel); [N, C, H, W] input, groups == C
 ZOO_LAYERS = [
-    (16, 30, 33, 7, 1, 3, 1, "banded"),          # ConvNeXt 7x7
-    (12, 29, 28, 5, 1, 4, 2, "banded"),          # 5x5 dilated, stride 1, 28 wide
+    (16, 30, 33, 7, 1, 3, 1, "columns"),         # ConvNeXt 7x7
+    (12, 29, 28, 5, 1, 4, 2, "columns"),         # 5x5 dilated, stride 1, 28 wide
     (96, 7, 7, 5, 1, 2, 1, "channels-last"),     # MnasNet/EfficientNet late 5x5
-    (72, 28, 28, 5, 2, 2, 1, "channels-last"),   # strided 5x5 (stride phases)
-    (8, 20, 20, 3, 1, 1, 1, "per-channel"),      # MobileNet 3x3
+    (72, 28, 28, 5, 2, 2, 1, "strided-columns"), # strided 5x5
+    (8, 20, 20, 3, 1, 1, 1, "columns"),          # MobileNet 3x3
     (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
 ]
 
@@ -232,6 +241,8 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
 
     spy(depthwise_gemm, "depthwise_gemm", "banded")
     spy(C, "_flat_sums_channels_last", "channels-last")
+    spy(C, "depthwise_columns", "columns")
+    spy(C, "depthwise_strided_columns", "strided-columns")
     rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
     x = rng.standard_normal((2, channels, h, w_)).astype(dtype)
     w = rng.standard_normal((channels, 1, 1, k, k)).astype(dtype)
@@ -245,25 +256,125 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
-def test_depthwise_strides_beyond_the_phase_split(dtype):
-    """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result."""
+def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
+    """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result (in 2D
+    too, with the row phases' einsums off), or the row phases' einsums (on)."""
+    monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
     rng = np.random.default_rng([14, np.dtype(dtype).num])
     for spatial in (1, 2, 3):
         case = dict(n=2, groups=3, in_per_group=1, out_per_group=2, dims=[11] * spatial, kernel=[3] * spatial,
                     strides=[5 + a for a in range(spatial)], dil=[1 + a % 2 for a in range(spatial)],
                     begins=[1] * spatial, ends=[2] * spatial, out=None)
         case["out"] = [(11 + 3 - ((3 - 1) * d + 1)) // s + 1 for d, s in zip(case["dil"], case["strides"])]
-        check(case, *arrays(rng, case, dtype))
+        x, w = arrays(rng, case, dtype)
+        check(case, x, w)
+        if spatial == 2:
+            monkeypatch.setattr(C, "use_strided_columns", lambda *args: True)
+            check(case, x, w)
+            monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
 
 
 def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows():
     """An inf or NaN input reaches only the outputs whose windows hold it, as in the plain definition
     (the banded products would multiply it by zero elsewhere)."""
+    from irrun.ops import depthwise_gemm
     rng = np.random.default_rng(15)
     x = rng.standard_normal((1, 4, 30, 32)).astype(np.float32)
     x[0, 0, 10, 5], x[0, 1, 3, 20], x[0, 2, 17, 17], x[0, 3, 0, 0] = np.inf, -np.inf, np.nan, np.inf
     w = rng.standard_normal((4, 1, 1, 5, 5)).astype(np.float32)
-    got = C.conv_forward(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
-    want = plain_conv(x, w, [1, 1], [1, 1], [2, 2], [30, 32])
-    assert np.isfinite(want).sum() > 0.9 * want.size
-    np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)
+    for strides, out in (([2, 1], [15, 32]), ([1, 1], [30, 32])):  # banded usable; column einsums
+        assert depthwise_gemm.usable(x.dtype, (5, 5), strides, out)
+        got = C.conv_forward(x, w, strides, [1, 1], [2, 2], out)
+        want = plain_conv(x, w, strides, [1, 1], [2, 2], out)
+        assert np.isfinite(want).sum() > 0.9 * want.size
+        np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)
+
+
+def test_tap_grids_group_the_offsets_by_stride_phase():
+    """Hand-worked: stride 1 is one 3x3 grid (rows a pitch apart); stride 2 splits a 5x5 kernel into its four
+    phases (3x3, 3x2, 2x3, 2x2 offsets); dilation 2 over stride 2 keeps every offset in one phase."""
+    taps = [np.full((4, 1), j, np.float32) for j in range(25)]
+    offsets = list(itertools.product(range(3), range(3)))
+    starts = [i * 10 + j for i, j in offsets]
+    (grid,) = C.tap_grids(offsets, (1, 1), starts, taps[:9])
+    start, shape, steps, weights = grid
+    assert (start, shape, steps, weights.shape) == (0, (3, 3), (10, 1), (3, 3, 4))
+    np.testing.assert_array_equal(weights[:, :, 0], np.arange(9).reshape(3, 3))
+    offsets = list(itertools.product(range(5), range(5)))
+    # stride phases of 7x7 positions each: offset (i, j) reads phase (i % 2, j % 2) from (i // 2, j // 2)
+    starts = [((i % 2) * 2 + j % 2) * 49 + i // 2 * 7 + j // 2 for i, j in offsets]
+    grids = C.tap_grids(offsets, (2, 2), starts, taps)
+    assert [(g[0], g[1], g[2]) for g in grids] == [(0, (3, 3), (7, 1)), (49, (3, 2), (7, 1)),
+                                                    (98, (2, 3), (7, 1)), (147, (2, 2), (7, 1))]
+    np.testing.assert_array_equal(grids[3][3][:, :, 0], [[6, 8], [16, 18]])
+    (grid,) = C.tap_grids(offsets, (1, 1), [i * 7 + j for i, j in offsets], taps)
+    assert grid[1:3] == ((5, 5), (7, 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
+    """The channels-last sums of one grid of offsets (stride 1, or dilations multiples of the strides) as one
+    einsum, forced on random 1D-3D cases: equal to the per-offset products and sums (forced by splitting
+    the grid; exactly for integers, to rounding for floats, whose einsum may sum in another order) and to
+    the plain definition."""
+    monkeypatch.setattr(C, "channels_last", lambda groups, out_per_group, *sizes: out_per_group == 1)
+    monkeypatch.setattr(C, "use_columns", lambda *args: False)
+    monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
+    rng = np.random.default_rng([16, np.dtype(dtype).num])
+    einsums = []
+    for i in range(12):
+        monkeypatch.setattr(C, "DEPTHWISE_BLOCK_BYTES", 64 if i % 2 else 1 << 17)
+        case = random_case(rng, depthwise=True, one_output=True, stride_one=i % 3 != 2)
+        if i % 3 == 2:  # strides 2 with dilation 2 or 4: one phase
+            case["strides"] = [2] * len(case["dims"])
+            case["dil"] = [2 * int(v) for v in rng.integers(1, 3, len(case["dims"]))]
+            eff = [(k - 1) * d + 1 for k, d in zip(case["kernel"], case["dil"])]
+            case["dims"] = [max(dim, e + 1) for dim, e in zip(case["dims"], eff)]
+            case["begins"] = [max(b, 0) for b in case["begins"]]
+            case["out"] = [(dim + 2 * b - e) // 2 + 1 for dim, b, e in zip(case["dims"], case["begins"], eff)]
+        x, w = arrays(rng, case, dtype)
+        grids = []
+        monkeypatch.setattr(C, "tap_grids", lambda *args: grids.append(len(real_tap_grids(*args))) or
+                            real_tap_grids(*args))
+        fast = C.conv_forward(x, w, case["strides"], case["dil"], case["begins"], case["out"])
+        einsums.append((grids, case))
+        monkeypatch.setattr(C, "tap_grids", lambda *args: real_tap_grids(*args) * 2)  # two grids: per offset
+        slow = C.conv_forward(x, w, case["strides"], case["dil"], case["begins"], case["out"])
+        if x.dtype.kind == "f":
+            tol = (1e-12 if x.dtype == np.float64 else 1e-6) * int(np.prod(case["kernel"])) + 1e-6
+            np.testing.assert_allclose(fast, slow, rtol=tol, atol=tol, err_msg=str(case))
+        else:
+            np.testing.assert_array_equal(fast, slow, err_msg=str(case))
+        check(case, x, w)
+    assert all(g == [1] or 0 in case["out"] for g, case in einsums), einsums
+
+
+real_tap_grids = C.tap_grids
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+def test_strided_columns_match_plain_definition(dtype, monkeypatch):
+    """The row phases' einsums over shifted copies, forced on random strided 2D cases: kernels 1-5, strides 1-4 per axis (one
+    at least 2), dilations 1-3 (row classes of one or several kernel rows), pads (negative too), channel
+    multipliers, blocks of one channel and of all."""
+    rng = np.random.default_rng([17, np.dtype(dtype).num])
+    monkeypatch.setattr(C, "use_strided_columns", lambda kernel, strides: max(strides) > 1)
+    taken = []
+    real = C.depthwise_strided_columns
+    monkeypatch.setattr(C, "depthwise_strided_columns", lambda *args: taken.append(1) or real(*args))
+    for i in range(16):
+        monkeypatch.setattr(C, "COLUMN_BLOCK_BYTES", 64 if i % 2 else 1 << 21)
+        kernel = [int(v) for v in rng.integers(1, 6, 2)]
+        strides = [int(v) for v in rng.integers(1, 5, 2)]
+        strides[i % 2] = max(2, strides[i % 2])
+        dil = [int(v) for v in rng.integers(1, 4, 2)]
+        begins = [int(v) for v in rng.integers(-1, 3, 2)]
+        ends = [int(v) for v in rng.integers(-1, 3, 2)]
+        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+        dims = [int(rng.integers(max(1, e + 1), 20)) for e in eff]
+        out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
+        case = dict(n=int(rng.integers(1, 3)), groups=int(rng.integers(1, 6)), in_per_group=1,
+                    out_per_group=int(rng.integers(1, 4)), dims=dims, kernel=kernel, strides=strides, dil=dil,
+                    begins=begins, out=out)
+        check(case, *arrays(rng, case, dtype))
+    assert len(taken) >= 12

@@ -2,9 +2,9 @@
 
 Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, stride 1, unpadded) layers,
 else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
-groups (one input channel per group) accumulate per kernel offset instead (per channel, or with the channels
-innermost for many channels over few positions), or take banded matrix products for wide 2D kernels
-(depthwise_gemm). Transposed
+groups (one input channel per group) accumulate per kernel offset instead (stride 1, and strided 2D: einsums
+over shifted copies of the input per block of channels; else per channel, or with the channels innermost for
+many channels over few positions), or take banded matrix products for wide 2D kernels (depthwise_gemm). Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
 from __future__ import annotations
@@ -220,20 +220,29 @@ DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2
 
 
 def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
-    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset, one cache-sized block of
-    channels at a time: a product into a scratch buffer and an in-place add per offset (or, for wide
-    2D kernels, matrix products with banded weights: depthwise_gemm)."""
+    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset: stride 1 as einsums over
+    shifted copies or sums over the flattened input (depthwise_flat), strided 2D as einsums over shifted
+    copies of the row phases (depthwise_strided_columns), other strides up to 4 over the stride phases
+    (depthwise_phases) or, for wide 2D kernels with stride 1 along the width, matrix products with banded
+    weights (depthwise_gemm); else, one cache-sized block of channels at a time, a product into a scratch
+    buffer and an in-place add per offset."""
     kernel = w.shape[3:]
-    if 1 < max(strides) <= 4 and not depthwise_gemm.usable(view.dtype, kernel, strides, out):
+    banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
+    if use_strided_columns(kernel, strides) and not banded:
+        padded = _padded(x, begins, out, kernel, strides, dilations)
+        if padded is not x:
+            reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
+        return depthwise_strided_columns(padded, w, strides, dilations, out, view, reserve)
+    if 1 < max(strides) <= 4 and not banded:
         return depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve)
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
+    if all(st == 1 for st in strides):
+        return depthwise_flat(padded, w, dilations, out, offsets, view, reserve)
     # the banded products multiply inputs outside a window by zero: an inf or NaN there would spread
     if depthwise_gemm.usable(view.dtype, kernel, strides, out) and np.isfinite(padded).all():
         return depthwise_gemm.depthwise_gemm(padded, w, strides, dilations, out, view, reserve)
-    if all(st == 1 for st in strides):
-        return depthwise_flat(padded, w, dilations, out, offsets, view)
     view[...] = 0
     n, groups, out_per_group = view.shape[:3]
     per_channel = out_per_group * math.prod(out) * view.itemsize
@@ -251,13 +260,119 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
                 acc += tmp
 
 
-def depthwise_flat(padded, w, dilations, out, offsets, view):
+def depthwise_flat(padded, w, dilations, out, offsets, view, reserve):
     """Stride 1: with the spatial dims flattened, each kernel offset's window is one contiguous run of the
-    padded input, so the sums run over long contiguous rows (computed on the padded width, then cropped)."""
+    padded input, so the sums run over long contiguous rows (computed on the padded width, then cropped):
+    one einsum per block of channels (depthwise_columns) or, for many channels over few positions, sums
+    with the channels innermost (_flat_sums)."""
     padded = np.ascontiguousarray(padded)
     pitch = _pitch(padded.shape[2:])
+    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1
+    if use_columns(view.shape[1], view.shape[2], length, len(offsets), math.prod(padded.shape[2:])):
+        return depthwise_columns(padded, w, dilations, out, view, reserve)
     starts = [sum(o * d * p for o, d, p in zip(offs, dilations, pitch)) for offs in offsets]
-    _flat_sums(padded, padded.shape[2:], starts, _taps(w, offsets), out, view)
+    _flat_sums(padded, padded.shape[2:], starts, _taps(w, offsets), out, view, offsets, (1,) * len(out))
+
+
+def use_columns(groups, out_per_group, run, taps, plane):
+    """Whether depthwise_columns beats _flat_sums (measured, one thread: everywhere but where the channels
+    go innermost over runs of fewer than 128 positions, the 7x7 layers of MobileNets and EfficientNets)."""
+    return run >= 128 or not channels_last(groups, out_per_group, run, taps, plane)
+
+
+COLUMN_BLOCK_BYTES = 1 << 21  # the shifted copies and sums of a block of channels (measured: 1-4 MiB best)
+
+
+def depthwise_columns(padded, w, dilations, out, view, reserve):
+    """Stride 1, one einsum per block of channels: the spatial dims flattened as in depthwise_flat, plus one
+    shifted copy of the input per offset along the last kernel axis, so that every kernel offset lies a
+    fixed stride of that buffer away from the output position. The einsum's inner loop then runs along the
+    flattened output (multiply-adds fused, no temporaries) once per kernel offset."""
+    padded = np.ascontiguousarray(padded)
+    n, groups, out_per_group = view.shape[:3]
+    kernel, dims = w.shape[3:], padded.shape[2:]
+    pitch = _pitch(dims)
+    flat = padded.reshape(n, groups, -1)
+    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
+    reach = [(k - 1) * d * p for k, d, p in zip(kernel[:-1], dilations[:-1], pitch[:-1])]
+    span = length + sum(reach)  # the run one shifted copy holds
+    rows = out[0] * pitch[0]
+    per_channel = (kernel[-1] * span + out_per_group * rows) * view.itemsize
+    block = max(1, min(groups, COLUMN_BLOCK_BYTES // per_channel))
+    reserve(block * per_channel, "depthwise column buffers")
+    columns = np.empty((block, kernel[-1], span), view.dtype)
+    acc = np.empty((block, out_per_group, rows), view.dtype)
+    weights = w[:, :, 0]  # [G, Og, *kernel]
+    axes = _LETTERS[:len(kernel)]
+    subscripts = f"gp{axes},go{axes}->gop"
+    item = view.itemsize
+    steps = [d * p * item for d, p in zip(dilations[:-1], pitch[:-1])]
+    crop = (slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))
+    for b in range(n):
+        for g0 in range(0, groups, block):
+            g1 = min(groups, g0 + block)
+            cols = columns[:g1 - g0]
+            for j in range(kernel[-1]):
+                first = j * dilations[-1]
+                cols[:, j] = flat[b, g0:g1, first:first + span]
+            window = np.lib.stride_tricks.as_strided(cols, (g1 - g0, length, *kernel),
+                                                     (cols.strides[0], item, *steps, cols.strides[1]),
+                                                     writeable=False)
+            a = acc[:g1 - g0]
+            np.einsum(subscripts, window, weights[g0:g1], out=a[:, :, :length])
+            view[b, g0:g1] = a.reshape(g1 - g0, out_per_group, out[0], *dims[1:])[crop]
+
+
+def depthwise_strided_columns(padded, w, strides, dilations, out, view, reserve):
+    """2D with strides, as depthwise_columns with the stride phases of the rows: the kernel rows i that read
+    the same row phase (i * dh) % sh form one class; per class and kernel column j, a copy of the padded
+    input's rows in that phase at columns wo * sw + j * dw, so that every offset of the class lies a fixed
+    stride of the copies away from the output position in the flattened output. One einsum per class and
+    block of channels; the classes after the first are summed into a scratch buffer and added."""
+    n, groups, out_per_group = view.shape[:3]
+    (kh, kw), (sh, sw), (dh, dw) = w.shape[3:], strides, dilations
+    ho, wo = out
+    classes = {}
+    for i in range(kh):
+        classes.setdefault(i * dh % sh, []).append(i)
+    # kernel row i reads the phase's row (output row + i * dh // sh); a class's rows are evenly spaced
+    height = ho + (kh - 1) * dh // sh
+    positions = ho * wo
+    per_channel = (height * wo * kw + out_per_group * positions * (1 + (len(classes) > 1))) * view.itemsize
+    block = max(1, min(groups, COLUMN_BLOCK_BYTES // per_channel))
+    reserve(block * per_channel, "depthwise column buffers")
+    columns = np.empty((block, kw, height * wo), view.dtype)
+    acc = np.empty((block, out_per_group, positions), view.dtype)
+    tmp = np.empty((block, out_per_group, positions), view.dtype) if len(classes) > 1 else None
+    item = view.itemsize
+    for b in range(n):
+        for g0 in range(0, groups, block):
+            g1 = min(groups, g0 + block)
+            count = g1 - g0
+            for k, (phase, rows) in enumerate(classes.items()):
+                first, last = rows[0] * dh // sh, rows[-1] * dh // sh
+                period = rows[1] - rows[0] if len(rows) > 1 else 1
+                step = period * dh // sh
+                cols = columns[:count, :, :(last + ho) * wo]
+                for j in range(kw):
+                    cols[:, j] = padded[b, g0:g1, phase:phase + (last + ho - 1) * sh + 1:sh,
+                                        j * dw:j * dw + (wo - 1) * sw + 1:sw].reshape(count, -1)
+                window = np.lib.stride_tricks.as_strided(
+                    cols[:, :, first * wo:], (count, positions, len(rows), kw),
+                    (cols.strides[0], item, step * wo * item, cols.strides[1]), writeable=False)
+                target = acc[:count] if k == 0 else tmp[:count]
+                weights = w[g0:g1, :, 0, rows[0]:rows[-1] + 1:period]
+                np.einsum("gpab,goab->gop", window, weights, out=target)
+                if k:
+                    acc[:count] += target
+            view[b, g0:g1] = acc[:count].reshape(count, out_per_group, ho, wo)
+
+
+def use_strided_columns(kernel, strides):
+    """Whether depthwise_strided_columns serves a strided layer (measured, one thread: 2D kernels at least 5
+    wide, 0.5-0.9x the time of the stride phases' per-offset sums; 3x3 kernels gain little alone and lose
+    inside whole models)."""
+    return len(kernel) == 2 and max(strides) > 1 and min(kernel) >= 5
 
 
 def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve):
@@ -288,7 +403,9 @@ def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reser
         pos = [o * d for o, d in zip(offs, dilations)]
         phase = phases.index(tuple(p % st for p, st in zip(pos, strides)))
         starts.append(phase * block + sum(p // st * pt for p, st, pt in zip(pos, strides, pitch)))
-    _flat_sums(stacked, phase_dims, starts, _taps(w, offsets), out, view)
+    # offsets o apart by st / gcd(st, d) along an axis stay in one phase, (o * d) // st apart by d / gcd(st, d)
+    periods = tuple(st // math.gcd(st, d) for st, d in zip(strides, dilations))
+    _flat_sums(stacked, phase_dims, starts, _taps(w, offsets), out, view, offsets, periods)
 
 
 def _pitch(dims):
@@ -299,16 +416,19 @@ def _taps(w, offsets):
     return [w[(slice(None), slice(None), 0, *offs)] for offs in offsets]  # each [G, Og]
 
 
-def _flat_sums(source, dims, starts, taps, out, view):
+def _flat_sums(source, dims, starts, taps, out, view, offsets, periods):
     """view[b, g, :, *o] = sum_j taps[j][g, :] * flat(source[b, g])[starts[j] + position(o)], where
-    position(o) = sum_i o_i * pitch_i over `dims`; a cache-sized block of channels at a time."""
+    position(o) = sum_i o_i * pitch_i over `dims`; a cache-sized block of channels at a time. taps[j] is
+    the kernel offset offsets[j]; starts are linear in the offsets within each class of offsets equal
+    modulo `periods` (the stride phases)."""
     n, groups, out_per_group = view.shape[:3]
     flat = source.reshape(n, groups, 1, -1)
     pitch = _pitch(dims)
     length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
     rows = out[0] * pitch[0]
     if channels_last(groups, out_per_group, length, len(taps), flat.shape[-1]):
-        return _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows)
+        return _flat_sums_channels_last(source, dims, starts, taps, tap_grids(offsets, periods, starts, taps), out,
+                                        view, length, rows)
     per_channel = out_per_group * rows * view.itemsize
     block = max(1, min(groups, 2 * DEPTHWISE_BLOCK_BYTES // max(per_channel, 1)))
     acc = np.empty((block, out_per_group, rows), view.dtype)
@@ -339,25 +459,69 @@ def channels_last(groups, out_per_group, run, taps, plane):
 TRANSPOSE_CHUNK = 64
 
 
-def _flat_sums_channels_last(source, dims, starts, taps, out, view, length, rows):
+def tap_grids(offsets, periods, starts, taps):
+    """The kernel offsets as regular grids: the offsets equal modulo `periods` (one class per stride phase)
+    as (first start, grid shape, start step per grid axis, weights [*shape, G]), so that one einsum over
+    a strided window view sums a whole class."""
+    classes = {}
+    for j, offs in enumerate(offsets):
+        classes.setdefault(tuple(o % p for o, p in zip(offs, periods)), []).append(j)
+    position = {offs: j for j, offs in enumerate(offsets)}
+    grids = []
+    for members in classes.values():
+        first, last = offsets[members[0]], offsets[members[-1]]
+        shape = tuple((b - a) // p + 1 for a, b, p in zip(first, last, periods))
+        steps = []
+        for axis, p in enumerate(periods):
+            if shape[axis] == 1:
+                steps.append(0)
+                continue
+            nxt = list(first)
+            nxt[axis] += p
+            steps.append(starts[position[tuple(nxt)]] - starts[members[0]])
+        weights = np.stack([taps[j][:, 0] for j in members], axis=-1).reshape(-1, *shape)
+        grids.append((starts[members[0]], shape, tuple(steps), np.ascontiguousarray(np.moveaxis(weights, 0, -1))))
+    return grids
+
+
+_LETTERS = "abdefhijk"
+
+
+def _flat_sums_channels_last(source, dims, starts, taps, grids, out, view, length, rows):
     """_flat_sums with one output per group, for many channels over few positions: the source transposed to
     [positions, channels], so each product and sum runs over rows of all channels (per-channel rows would be
-    too short for NumPy's loops); a cache-sized block of positions at a time."""
+    too short for NumPy's loops); a cache-sized block of positions at a time. Where the kernel offsets form
+    one grid (tap_grids: stride 1, or dilations that are multiples of the strides), one einsum over a
+    window view sums them all with fused multiply-adds; else a product and a sum per offset (measured: an
+    einsum per stride phase and the sums of the phases do not beat them)."""
     n, groups = view.shape[:2]
-    weights = [np.ascontiguousarray(tap[:, 0]) for tap in taps]  # each [G], contiguous for the SIMD loops
     block = max(1, 2 * DEPTHWISE_BLOCK_BYTES // (groups * view.itemsize))
     acc = np.empty((rows, groups), view.dtype)
-    tmp = np.empty((min(block, length), groups), view.dtype)
     crop = (slice(None), *(slice(0, o) for o in out[1:]))
     planes = source.reshape(n, groups, -1)
     src = np.empty(planes.shape[:0:-1], view.dtype)
     chunks = [slice(c0, c0 + TRANSPOSE_CHUNK) for c0 in range(0, groups, TRANSPOSE_CHUNK)]
+    if len(grids) == 1:
+        start, shape, steps, grid_weights = grids[0]
+        axes = _LETTERS[:len(shape)]
+        subscripts = f"p{axes}c,{axes}c->pc"
+        item = src.itemsize * groups
+    else:
+        weights = [np.ascontiguousarray(tap[:, 0]) for tap in taps]  # each [G], contiguous for the SIMD loops
+        tmp = np.empty((min(block, length), groups), view.dtype)
     for b in range(n):
         for cs in chunks:  # transposed a few channels at a time, so the strided side stays in L1
             src[:, cs] = planes[b, cs].T
         for p0 in range(0, length, block):
             p1 = min(length, p0 + block)
-            a, t = acc[p0:p1], tmp[:p1 - p0]
+            a = acc[p0:p1]
+            if len(grids) == 1:
+                window = np.lib.stride_tricks.as_strided(
+                    src[start + p0:], (p1 - p0, *shape, groups), (item, *(st * item for st in steps), src.itemsize),
+                    writeable=False)
+                np.einsum(subscripts, window, grid_weights, out=a)
+                continue
+            t = tmp[:p1 - p0]
             for j, (weight, start) in enumerate(zip(weights, starts)):
                 if j == 0:
                     np.multiply(src[start + p0:start + p1], weight, out=a)
