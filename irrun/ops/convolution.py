@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import depthwise_gemm
+from . import conv_blocked, depthwise_gemm
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_rank, shape_str
@@ -397,6 +397,9 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
     if len(offsets) == 1 and tuple(padded.shape[2:]) == tuple(out):
         # a pointwise product: the input is the column matrix, one matmul per batch item and group
         np.matmul(weights, padded.reshape(n, groups, in_per_group, positions), out=result)
+        return result.reshape(shape)
+    if conv_blocked.worth(len(kernel), len(offsets), groups, out_per_group, ck, weights.itemsize):
+        conv_blocked.im2col_blocked(padded, w, strides, dilations, out, result, reserve)
         return result.reshape(shape)
     if in_per_group <= FLAT_MAX_IN and all(s == 1 for s in strides) and \
             math.prod(padded.shape[3:]) <= FLAT_WASTE * math.prod(out[1:]):
