@@ -68,3 +68,25 @@ def test_blocks_are_reserved_before_allocation(monkeypatch):
     w = rng.standard_normal((1, 2, 3, 2, 2, 2)).astype(np.float32)
     C.conv_forward(x, w, [1, 1, 1], [1, 1, 1], [0, 0, 0], [3, 4, 5], lambda nbytes, what: seen.append(what))
     assert "convolution column blocks" in seen
+
+
+@pytest.mark.parametrize("layer", ["stem", "body"])
+def test_r3d_shaped_layers_match_the_cpu_plugin(layer):
+    """Shaped like r3d_18's 3x7x7 stride-1x2x2 stem and its 3x3x3 body layers (fewer channels), both
+    routed to the blocks; the CPU plugin (f32 hint) is the oracle (no reference evaluate)."""
+    from openvino import opset1
+
+    import oracle as O
+    rng = np.random.default_rng(21)
+    if layer == "stem":
+        x = rng.standard_normal((1, 3, 4, 22, 22)).astype(np.float32)
+        w = (rng.standard_normal((8, 3, 3, 7, 7)) * 0.1).astype(np.float32)
+        strides, pads = [1, 2, 2], [1, 3, 3]
+    else:
+        x = rng.standard_normal((2, 16, 4, 9, 9)).astype(np.float32)
+        w = (rng.standard_normal((8, 16, 3, 3, 3)) * 0.1).astype(np.float32)
+        strides, pads = [1, 1, 1], [1, 1, 1]
+    assert B.worth(3, int(np.prod(w.shape[2:])), 1, w.shape[0], int(np.prod(w.shape[1:])), 4)
+    built = O.build(lambda p: opset1.convolution(p["x"], O.constant(w), strides, pads, pads, [1, 1, 1]), {"x": x})
+    names, expected = O.run_cpu(built)
+    O.assert_same(O.run_irrun(built), expected, names, atol=1e-5)
