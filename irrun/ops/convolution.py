@@ -4,7 +4,9 @@ Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, s
 else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
 groups (one input channel per group) accumulate per kernel offset instead (stride 1, and strided 2D: einsums
 over shifted copies of the input per block of channels; else per channel, or with the channels innermost for
-many channels over few positions), or take banded matrix products for wide 2D kernels (depthwise_gemm). Transposed
+many channels over few positions), or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
+layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked).
+Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import depthwise_gemm
+from . import conv_blocked, depthwise_gemm
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_rank, shape_str
@@ -561,6 +563,9 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
     if len(offsets) == 1 and tuple(padded.shape[2:]) == tuple(out):
         # a pointwise product: the input is the column matrix, one matmul per batch item and group
         np.matmul(weights, padded.reshape(n, groups, in_per_group, positions), out=result)
+        return result.reshape(shape)
+    if conv_blocked.worth(len(kernel), len(offsets), groups, out_per_group, ck, weights.itemsize):
+        conv_blocked.im2col_blocked(padded, w, strides, dilations, out, result, reserve)
         return result.reshape(shape)
     if in_per_group <= FLAT_MAX_IN and all(s == 1 for s in strides) and \
             math.prod(padded.shape[3:]) <= FLAT_WASTE * math.prod(out[1:]):
