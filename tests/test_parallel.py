@@ -109,10 +109,11 @@ def test_dask_keeps_order_and_reports_a_dying_worker(cluster):
     import dask
 
     cloudpickle.register_pickle_by_value(parallel_tasks)  # the workers cannot import tests/
-    try:
-        with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+    try:  # a cluster of its own: the shared one keeps both its workers for the tests after this one
+        with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+                parallel._local_cluster(distributed, 2) as dying:
             results = map_ordered(parallel_tasks.die_on, [(value, None) for value in range(5)],
-                                  dask=cluster)
+                                  dask=dying.scheduler_address)
     finally:
         cloudpickle.unregister_pickle_by_value(parallel_tasks)
     assert [r for i, r in enumerate(results) if i != 3] == [0, 10, 20, 40]

@@ -23,6 +23,14 @@ def cluster():
 
 
 @pytest.fixture
+def dying_cluster():
+    """A cluster of its own for a test whose workers die, so the shared one keeps both its workers (a nanny
+    does not restart a worker that dies while it is still starting)."""
+    with parallel._local_cluster(distributed, 2) as local:
+        yield local.scheduler_address
+
+
+@pytest.fixture
 def tasks_by_value():
     cloudpickle.register_pickle_by_value(parallel_tasks)  # the workers cannot import tests/
     yield
@@ -55,16 +63,16 @@ def test_a_task_that_raises_in_a_chunk_fails_only_its_item(cluster, tasks_by_val
 VALUES = list(range(2, 42))  # chunks of 3: (2, 3, 4) first, and die_on's worker dies on 3
 
 
-def test_a_worker_dying_in_a_chunk_reports_only_its_item(cluster, tasks_by_value):
+def test_a_worker_dying_in_a_chunk_reports_only_its_item(dying_cluster, tasks_by_value):
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        results = map_ordered(parallel_tasks.die_on, [(value, None) for value in VALUES], dask=cluster)
+        results = map_ordered(parallel_tasks.die_on, [(value, None) for value in VALUES], dask=dying_cluster)
     assert [r for v, r in zip(VALUES, results) if v != 3] == [v * 10 for v in VALUES if v != 3]
     assert isinstance(results[1], TaskFailed) and "KilledWorker" in results[1].message
 
 
-def test_a_chunk_whose_worker_died_once_is_retried(cluster, tasks_by_value, tmp_path):
+def test_a_chunk_whose_worker_died_once_is_retried(dying_cluster, tasks_by_value, tmp_path):
     items = [(value, str(tmp_path / "marker")) for value in VALUES]
-    assert map_ordered(parallel_tasks.die_on, items, dask=cluster) == [value * 10 for value in VALUES]
+    assert map_ordered(parallel_tasks.die_on, items, dask=dying_cluster) == [value * 10 for value in VALUES]
     assert (tmp_path / "marker").exists()
 
 
