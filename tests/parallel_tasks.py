@@ -37,3 +37,10 @@ def slow(value):
 
 def environ_value(name):
     return os.environ.get(name)
+
+
+def dask_setting(name):
+    """The worker's Dask configuration value `name`."""
+    import dask
+
+    return dask.config.get(name)

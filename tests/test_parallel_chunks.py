@@ -81,6 +81,13 @@ def test_local_cluster_workers_get_no_malloc_trim_threshold(cluster, tasks_by_va
                        dask=cluster) == [None, parallel._STARTUP_THREAD_ENV["OMP_NUM_THREADS"]]
 
 
+def test_local_cluster_workers_run_no_sampling_profiler(cluster, tasks_by_value):
+    import dask
+
+    assert dask.config.get("distributed.worker.profile.enabled")  # the caller's own setting is left alone
+    assert map_ordered(parallel_tasks.dask_setting, ["distributed.worker.profile.enabled"], dask=cluster) == [False]
+
+
 class FakeLibc:
     def __init__(self):
         self.calls = []
