@@ -44,6 +44,21 @@ def rng_data(shape, scale=1.0, seed=0):
     return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
 
 
+def conv_case(name, channels_in, channels_out, groups, size, kernel, stride=1):
+    """A 2D convolution case on a 1 x channels_in x size x size input, padded by kernel // 2 on each side: a
+    GroupConvolution (weights [groups, out/groups, in/groups, k, k]) when groups > 1, else a Convolution."""
+    pad = kernel // 2
+    attributes = {"strides": (stride, stride), "dilations": (1, 1), "pads_begin": (pad, pad), "pads_end": (pad, pad),
+                  "auto_pad": "explicit"}
+    per_group = (channels_out // groups, channels_in // groups, kernel, kernel)
+    weight_shape = (groups, *per_group) if groups > 1 else per_group
+    torch_weights = (channels_out, channels_in // groups, kernel, kernel)
+    return {name: ("GroupConvolution" if groups > 1 else "Convolution", 1, attributes,
+                   [rng_data((1, channels_in, size, size)), rng_data(weight_shape, 0.1)],
+                   lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(torch_weights), stride=stride,
+                                                                 padding=pad, groups=groups))}
+
+
 # name: (op type, version, attributes, inputs (arrays; a second element that is an int array is a
 #        constant the op reads at inference), torch equivalent or None)
 def cases():
@@ -77,58 +92,16 @@ def cases():
                                 "coordinate_transformation_mode": "pytorch_half_pixel"},
             [rng_data((1, 21, 28, 28)), np.array([224, 224], np.int64), np.array([2, 3], np.int64)],
             lambda t: lambda x, *_: t.nn.functional.interpolate(x, size=(224, 224), mode="bilinear")),
-        "GroupConvolution depthwise 7x7 C=384 56x56": (
-            "GroupConvolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (3, 3),
-                                    "pads_end": (3, 3), "auto_pad": "explicit"},
-            [rng_data((1, 384, 56, 56)), rng_data((384, 1, 1, 7, 7), 0.1)],
-            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(384, 1, 7, 7), padding=3, groups=384)),
-        "GroupConvolution depthwise 3x3 C=96 112x112": (
-            "GroupConvolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (1, 1),
-                                    "pads_end": (1, 1), "auto_pad": "explicit"},
-            [rng_data((1, 96, 112, 112)), rng_data((96, 1, 1, 3, 3), 0.1)],
-            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(96, 1, 3, 3), padding=1, groups=96)),
-        "GroupConvolution depthwise 3x3 stride 2 C=144 112x112": (
-            "GroupConvolution", 1, {"strides": (2, 2), "dilations": (1, 1), "pads_begin": (1, 1),
-                                    "pads_end": (1, 1), "auto_pad": "explicit"},
-            [rng_data((1, 144, 112, 112)), rng_data((144, 1, 1, 3, 3), 0.1)],
-            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(144, 1, 3, 3), stride=2, padding=1,
-                                                          groups=144)),
-        "GroupConvolution depthwise 5x5 C=1152 7x7": (
-            "GroupConvolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (2, 2),
-                                    "pads_end": (2, 2), "auto_pad": "explicit"},
-            [rng_data((1, 1152, 7, 7)), rng_data((1152, 1, 1, 5, 5), 0.1)],
-            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(1152, 1, 5, 5), padding=2, groups=1152)),
-        "GroupConvolution depthwise 5x5 stride 2 C=72 56x56": (
-            "GroupConvolution", 1, {"strides": (2, 2), "dilations": (1, 1), "pads_begin": (2, 2),
-                                    "pads_end": (2, 2), "auto_pad": "explicit"},
-            [rng_data((1, 72, 56, 56)), rng_data((72, 1, 1, 5, 5), 0.1)],
-            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(72, 1, 5, 5), stride=2, padding=2,
-                                                          groups=72)),
-        "GroupConvolution 8 channels/group 3x3 C=104 28x28": (
-            "GroupConvolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (1, 1),
-                                    "pads_end": (1, 1), "auto_pad": "explicit"},
-            [rng_data((1, 104, 28, 28)), rng_data((13, 8, 8, 3, 3), 0.1)],
-            lambda t: lambda x, w: t.nn.functional.conv2d(x, w.reshape(104, 8, 3, 3), padding=1, groups=13)),
-        "Convolution 1x1 16->96 112x112": (
-            "Convolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (0, 0),
-                               "pads_end": (0, 0), "auto_pad": "explicit"},
-            [rng_data((1, 16, 112, 112)), rng_data((96, 16, 1, 1), 0.1)],
-            lambda t: t.nn.functional.conv2d),
-        "Convolution 1x1 40->160 56x56": (
-            "Convolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (0, 0),
-                               "pads_end": (0, 0), "auto_pad": "explicit"},
-            [rng_data((1, 40, 56, 56)), rng_data((160, 40, 1, 1), 0.1)],
-            lambda t: t.nn.functional.conv2d),
-        "Convolution 3x3 64->64 56x56": (
-            "Convolution", 1, {"strides": (1, 1), "dilations": (1, 1), "pads_begin": (1, 1),
-                               "pads_end": (1, 1), "auto_pad": "explicit"},
-            [rng_data((1, 64, 56, 56)), rng_data((64, 64, 3, 3), 0.1)],
-            lambda t: lambda x, w: t.nn.functional.conv2d(x, w, padding=1)),
-        "Convolution 3x3 stride 2 3->32 224x224": (
-            "Convolution", 1, {"strides": (2, 2), "dilations": (1, 1), "pads_begin": (1, 1),
-                               "pads_end": (1, 1), "auto_pad": "explicit"},
-            [rng_data((1, 3, 224, 224)), rng_data((32, 3, 3, 3), 0.1)],
-            lambda t: lambda x, w: t.nn.functional.conv2d(x, w, stride=2, padding=1)),
+        **conv_case("GroupConvolution depthwise 7x7 C=384 56x56", 384, 384, 384, 56, 7),
+        **conv_case("GroupConvolution depthwise 3x3 C=96 112x112", 96, 96, 96, 112, 3),
+        **conv_case("GroupConvolution depthwise 3x3 stride 2 C=144 112x112", 144, 144, 144, 112, 3, stride=2),
+        **conv_case("GroupConvolution depthwise 5x5 C=1152 7x7", 1152, 1152, 1152, 7, 5),
+        **conv_case("GroupConvolution depthwise 5x5 stride 2 C=72 56x56", 72, 72, 72, 56, 5, stride=2),
+        **conv_case("GroupConvolution 8 channels/group 3x3 C=104 28x28", 104, 104, 13, 28, 3),
+        **conv_case("Convolution 1x1 16->96 112x112", 16, 96, 1, 112, 1),
+        **conv_case("Convolution 1x1 40->160 56x56", 40, 160, 1, 56, 1),
+        **conv_case("Convolution 3x3 64->64 56x56", 64, 64, 1, 56, 3),
+        **conv_case("Convolution 3x3 stride 2 3->32 224x224", 3, 32, 1, 224, 3, stride=2),
         "MVN-6 (LayerNorm) 1x3136x96": (
             "MVN", 6, {"normalize_variance": True, "eps": 1e-6, "eps_mode": "inside_sqrt"},
             [rng_data((1, 3136, 96)), np.array([-1], np.int64)],

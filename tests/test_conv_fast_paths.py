@@ -63,6 +63,25 @@ def random_case(rng, pointwise=False, depthwise=False, one_output=False, stride_
                 kernel=kernel, strides=strides, dil=dil, begins=begins, out=out)
 
 
+def random_2d_depthwise_case(rng, kernel_below, stride_below, dilation_below, pad_below, dims_below,
+                             strided_axis=None):
+    """A random 2D layer with one input channel per group (draws below the given bounds; pads from -1), strided
+    by at least 2 along `strided_axis` when given."""
+    kernel = [int(v) for v in rng.integers(1, kernel_below, 2)]
+    strides = [int(v) for v in rng.integers(1, stride_below, 2)]
+    if strided_axis is not None:
+        strides[strided_axis] = max(2, strides[strided_axis])
+    dil = [int(v) for v in rng.integers(1, dilation_below, 2)]
+    begins = [int(v) for v in rng.integers(-1, pad_below, 2)]
+    ends = [int(v) for v in rng.integers(-1, pad_below, 2)]
+    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+    dims = [int(rng.integers(max(1, e + 1), dims_below)) for e in eff]
+    out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
+    return dict(n=int(rng.integers(1, 3)), groups=int(rng.integers(1, 6)), in_per_group=1,
+                out_per_group=int(rng.integers(1, 4)), dims=dims, kernel=kernel, strides=strides, dil=dil,
+                begins=begins, out=out)
+
+
 def arrays(rng, case, dtype):
     xs = (case["n"], case["groups"] * case["in_per_group"], *case["dims"])
     ws = (case["groups"], case["out_per_group"], case["in_per_group"], *case["kernel"])
@@ -186,17 +205,8 @@ def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
     rng = np.random.default_rng([11, np.dtype(dtype).num])
     for i in range(16):
         monkeypatch.setattr(depthwise_gemm, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
-        kernel = [int(v) for v in rng.integers(1, 8, 2)]
-        strides = [int(v) for v in rng.integers(1, 4, 2)]
-        dil = [int(v) for v in rng.integers(1, 3, 2)]
-        begins = [int(v) for v in rng.integers(-1, 4, 2)]
-        ends = [int(v) for v in rng.integers(-1, 4, 2)]
-        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
-        dims = [int(rng.integers(max(1, e + 1), 30)) for e in eff]
-        out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
-        case = dict(n=int(rng.integers(1, 3)), groups=int(rng.integers(1, 6)), in_per_group=1,
-                    out_per_group=int(rng.integers(1, 4)), dims=dims, kernel=kernel, strides=strides, dil=dil,
-                    begins=begins, out=out)
+        case = random_2d_depthwise_case(rng, kernel_below=8, stride_below=4, dilation_below=3, pad_below=4,
+                                        dims_below=30)
         check(case, *arrays(rng, case, dtype))
 
 
@@ -364,17 +374,7 @@ def test_strided_columns_match_plain_definition(dtype, monkeypatch):
     monkeypatch.setattr(C, "depthwise_strided_columns", lambda *args: taken.append(1) or real(*args))
     for i in range(16):
         monkeypatch.setattr(C, "COLUMN_BLOCK_BYTES", 64 if i % 2 else 1 << 21)
-        kernel = [int(v) for v in rng.integers(1, 6, 2)]
-        strides = [int(v) for v in rng.integers(1, 5, 2)]
-        strides[i % 2] = max(2, strides[i % 2])
-        dil = [int(v) for v in rng.integers(1, 4, 2)]
-        begins = [int(v) for v in rng.integers(-1, 3, 2)]
-        ends = [int(v) for v in rng.integers(-1, 3, 2)]
-        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
-        dims = [int(rng.integers(max(1, e + 1), 20)) for e in eff]
-        out = [(d + b + e - f) // s + 1 for d, b, e, f, s in zip(dims, begins, ends, eff, strides)]
-        case = dict(n=int(rng.integers(1, 3)), groups=int(rng.integers(1, 6)), in_per_group=1,
-                    out_per_group=int(rng.integers(1, 4)), dims=dims, kernel=kernel, strides=strides, dil=dil,
-                    begins=begins, out=out)
+        case = random_2d_depthwise_case(rng, kernel_below=6, stride_below=5, dilation_below=4, pad_below=3,
+                                        dims_below=20, strided_axis=i % 2)
         check(case, *arrays(rng, case, dtype))
     assert len(taken) >= 12
