@@ -7,7 +7,6 @@ whatever order they finished in, so a parallel run reports exactly what a serial
 """
 from __future__ import annotations
 
-import functools
 import logging
 import multiprocessing
 import os
@@ -17,10 +16,10 @@ import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from . import heap
 from .errors import IRError
 
 # A BLAS's last bit can depend on its thread count, so workers get the thread settings this process started
@@ -164,7 +163,7 @@ def _distributed():
 def _local_cluster(distributed, jobs: int):
     """A LocalCluster of `jobs` single-threaded worker processes whose BLAS thread settings are this process's.
     Dask's nannies would set them to 1, and write that into os.environ too: both are undone here. Nor do
-    they get Dask's MALLOC_TRIM_THRESHOLD_ (see `_roomy_malloc`), nor run Dask's sampling profiler: every 10 ms
+    they get Dask's MALLOC_TRIM_THRESHOLD_ (see irrun/heap.py), nor run Dask's sampling profiler: every 10 ms
     it takes the GIL to walk the task thread's stack, which cost checks of small IRs about a sixth of their
     throughput (measured: 75 against 87 files/s, the process pool 100)."""
     import dask
@@ -193,56 +192,14 @@ def _set_environ(values: dict) -> None:
 # Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, and any fixed malloc threshold turns off
 # glibc's adaptive one: then every array over 128 KiB is a fresh mmap, zeroed page by page by the kernel, and
 # freed with munmap. A ResNet run measured 3x the CPU time so (most of it in the kernel, 60x the page faults).
-MALLOC_TRIM_VARIABLE = "MALLOC_TRIM_THRESHOLD_"
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
-_ROOMY_TRIM, _ROOMY_MMAP = 64 << 20, 32 << 20  # glibc's adaptive thresholds at their largest
-_GLIBC_DEFAULT_MMAP = 128 << 10
-
-
-@functools.lru_cache(maxsize=None)
-def _glibc():
-    """The C library when it is glibc (mallopt's parameters are glibc's), else None."""
-    import ctypes
-    import platform
-
-    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
-        return None
-    try:
-        return ctypes.CDLL("libc.so.6")
-    except OSError:
-        return None
-
-
-@contextmanager
-def _roomy_malloc():
-    """In a worker started with a fixed malloc trim threshold, let malloc keep freed memory while a chunk
-    runs (thresholds as glibc's adaptive ones would grow to); afterwards give it back to the system and put
-    the worker's own thresholds back, so its memory use between tasks is what its owner configured."""
-    libc = _glibc() if MALLOC_TRIM_VARIABLE in os.environ else None
-    if libc is None:
-        yield
-        return
-    libc.mallopt(_M_MMAP_THRESHOLD, _ROOMY_MMAP)
-    libc.mallopt(_M_TRIM_THRESHOLD, _ROOMY_TRIM)
-    try:
-        yield
-    finally:
-        libc.mallopt(_M_TRIM_THRESHOLD, _environ_int(MALLOC_TRIM_VARIABLE, _ROOMY_TRIM))
-        libc.mallopt(_M_MMAP_THRESHOLD, _environ_int("MALLOC_MMAP_THRESHOLD_", _GLIBC_DEFAULT_MMAP))
-        libc.malloc_trim(0)
-
-
-def _environ_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ[name])
-    except (KeyError, ValueError):
-        return default
+# A chunk's runs therefore get roomy thresholds for their duration (irrun/heap.py).
+MALLOC_TRIM_VARIABLE = heap.TRIM_VARIABLE
 
 
 def run_chunk(task: Callable, items: Sequence) -> list:
     """`[task(item) for item in items]` in a Dask worker; an item whose task raises fails alone."""
     results = []
-    with _roomy_malloc():
+    with heap.roomy_while_configured():
         for item in items:
             try:
                 results.append(task(item))

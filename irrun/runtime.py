@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from . import inplace, names
+from . import heap, inplace, names
 from .budget import Budget
 from .decompression import Decompression
 from .errors import ExecutionError, InputError, IRError, ShapeError
@@ -386,6 +386,7 @@ class Model:
             feeds = self._bind_inputs(inputs)
             plan = self._plan_for(self._signature(feeds), {k: TensorInfo(a.shape, et) for k, (a, et) in
                                                            variables.items()})
+            heap.keep_freed_memory(plan.peak)
             values = plan.initial.copy()
             for layer_id, slot in zip(self.graph.parameters, plan.inputs):
                 if slot is not None:

@@ -12,7 +12,7 @@ import distributed
 import pytest
 
 import parallel_tasks
-from irrun import parallel
+from irrun import heap, parallel
 from irrun.parallel import TaskFailed, chunk_size, map_ordered
 
 
@@ -103,7 +103,7 @@ class FakeLibc:
 
 def test_a_chunk_runs_with_roomy_malloc_and_puts_the_workers_settings_back(monkeypatch):
     libc = FakeLibc()
-    monkeypatch.setattr(parallel, "_glibc", lambda: libc)
+    monkeypatch.setattr(heap, "glibc", lambda: libc)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     assert parallel.run_chunk(lambda item: libc.calls.append(("task", item)) or item, [7]) == [7]
@@ -113,7 +113,7 @@ def test_a_chunk_runs_with_roomy_malloc_and_puts_the_workers_settings_back(monke
 
 def test_a_chunk_leaves_malloc_alone_when_the_worker_did_not_fix_its_thresholds(monkeypatch):
     libc = FakeLibc()
-    monkeypatch.setattr(parallel, "_glibc", lambda: libc)
+    monkeypatch.setattr(heap, "glibc", lambda: libc)
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     assert parallel.run_chunk(parallel_tasks.square, [1, 2]) == [1, 4]
     assert libc.calls == []
@@ -121,7 +121,7 @@ def test_a_chunk_leaves_malloc_alone_when_the_worker_did_not_fix_its_thresholds(
 
 def test_a_chunk_puts_malloc_back_when_a_task_raises(monkeypatch):
     libc = FakeLibc()
-    monkeypatch.setattr(parallel, "_glibc", lambda: libc)
+    monkeypatch.setattr(heap, "glibc", lambda: libc)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
     results = parallel.run_chunk(parallel_tasks.raise_on, [1, 2, 3])
     assert results[0] == 1 and results[2] == 3 and isinstance(results[1], TaskFailed)
@@ -129,7 +129,7 @@ def test_a_chunk_puts_malloc_back_when_a_task_raises(monkeypatch):
 
 
 def test_glibc_is_found_on_glibc_only():
-    libc = parallel._glibc()
+    libc = heap.glibc()
     if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
         assert libc.malloc_trim(0) in (0, 1) and callable(libc.mallopt)  # setting a threshold here would stay
     else:

@@ -403,14 +403,17 @@ class Sigmoid(Unary):
 
 @op("Relu", 1)
 class Relu(Unary):
-    """x < 0 -> +0, else x: NaN and -0.0 pass through, which np.maximum(0, x) does for f32 and f64 (the
-    work types) and integers, with the zero first."""
+    """x < 0 -> +0, else x: NaN and -0.0 pass through, which np.clip(x, 0, inf) does for f32 and f64 (the
+    work types) in one SIMD pass (np.maximum(0, x) gives the same bits, 3-5x slower: tests/test_relu_bits.py)."""
 
     def float_fn(self, x):
         return self.float_into(x, new_like(x))
 
     def float_into(self, x, out):
-        return np.maximum(x.dtype.type(0), x, out=out)
+        return np.clip(x, x.dtype.type(0), x.dtype.type(np.inf), out=out)
+
+    def int_fn(self, x):
+        return np.maximum(x.dtype.type(0), x)
 
 
 @op("Round", 5)
