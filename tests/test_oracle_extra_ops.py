@@ -6,8 +6,9 @@ Oracles: the reference kernels (Node.evaluate) where OpenVINO 2026.4.1 has them 
 (Einsum, GroupNormalization and Roll have no evaluate(); CumSum and ScatterElementsUpdate on other types).
 Integer and boolean results, data movement (Roll, OneHot, NonZero, scatter without arithmetic) and the
 reference scans/scatters are compared bit-exact. Tolerances, where arithmetic order differs:
-- Einsum f32: the CPU plugin decomposes into MatMul/ReduceSum in f32, irrun sums in f64: atol 1e-5 +
-  rtol 1e-5 of the sum of |terms| bound (inputs are in [-2, 2], at most 8 terms summed: atol 1e-4).
+- Einsum f32: the CPU plugin decomposes into MatMul/ReduceSum in f32, and so does irrun for two operands
+  (one batched matrix product; np.einsum in f32 otherwise), in another order: atol 1e-5 + rtol 1e-5 of
+  the sum of |terms| bound (inputs are in [-2, 2], at most 16 terms summed: atol 1e-4).
 - Einsum f16: the CPU plugin (f32 hint) computes in f32 and rounds to f16: one f16 ulp plus 1e-3.
 - GroupNormalization f32: mean/variance reduction order differs; outputs are O(scale): atol 1e-5 * (1 + |scale|)
   taken as 5e-5 for scales in [-2, 2]; f16: one f16 ulp + 1e-3.
@@ -112,6 +113,11 @@ EINSUM_CASES = [
     ("Ba,b", [(2, 3), (4,)]),
     ("abc,cd,de->ae", [(2, 3, 4), (4, 2), (2, 3)]),
     ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+    ("BGHID,BGHJD->BGHIJ", [(1, 2, 3, 9, 16), (1, 2, 3, 7, 16)]),  # MaxViT's attention
+    ("BGHIJ,BGHJD->BGHID", [(1, 2, 3, 9, 7), (1, 2, 3, 7, 16)]),
+    ("xay,yb->bx", [(2, 3, 4), (4, 5)]),  # a label of one operand only, summed first
+    ("ab,cd->dbca", [(2, 3), (4, 5)]),
+    ("ij,ij->", [(3, 4), (3, 4)]),
     ("ij,", [(2, 3), ()]),
     ("...", [()]),
     ("ij->...", [(2, 3)]),

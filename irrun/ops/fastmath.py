@@ -197,10 +197,10 @@ def _gelu_far(x, out, clipped, xx, t, shifted):  # x * Phi(x) = max(x, 0) - |x| 
     out *= xx  # h = Phi(-|x|)
     # |x| * h, where |min(x, 64)| is |x| except at +inf (64: h = 0 gives +inf's result +inf;
     # -inf gives inf * 0 = NaN, as OpenVINO's formula does)
-    np.minimum(x, np.float32(64), out=t)
+    np.clip(x, np.float32(-np.inf), np.float32(64), out=t)  # (np.clip: np.minimum's bits, 3x faster)
     np.abs(t, out=t)
     out *= t
-    np.maximum(x, np.float32(0), out=shifted)
+    np.clip(x, np.float32(0), np.float32(np.inf), out=shifted)  # max(x, 0)
     np.subtract(shifted, out, out=out)
 
 

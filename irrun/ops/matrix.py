@@ -5,6 +5,8 @@ removed from the result), batch axes broadcast numpy-style. Floats narrower than
 integers compute in int64 and wrap to the output type."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
@@ -124,6 +126,37 @@ def parse_einsum(equation):
     return inputs, output
 
 
+def contract_pair(operands, terms, out_term):
+    """np.einsum(f"{terms[0]},{terms[1]}->{out_term}") of two operands of full (broadcast) shape, no label
+    repeated within a term, as one batched matrix product (as the CPU plugin decomposes it): labels of one
+    operand only and not in the output summed first, then [batch, kept by a, summed] @ [batch, summed, kept
+    by b], then the output's order."""
+    (a, b), (ta, tb) = operands, terms
+    a, ta = _sum_alone(a, ta, tb + out_term)
+    b, tb = _sum_alone(b, tb, ta + out_term)
+    dims = dict(zip(ta, a.shape)) | dict(zip(tb, b.shape))
+    batch = [label for label in out_term if label in ta and label in tb]
+    summed = [label for label in ta if label in tb and label not in out_term]
+    left = [label for label in ta if label not in tb]
+    right = [label for label in tb if label not in ta]
+    size = lambda labels: math.prod(dims[label] for label in labels)  # noqa: E731
+    a = a.transpose([ta.index(label) for label in batch + left + summed])
+    b = b.transpose([tb.index(label) for label in batch + summed + right])
+    product = np.matmul(a.reshape(size(batch), size(left), size(summed)),
+                        b.reshape(size(batch), size(summed), size(right)))
+    order = batch + left + right
+    product = product.reshape([dims[label] for label in order])
+    return product.transpose([order.index(label) for label in out_term])
+
+
+def _sum_alone(x, term, others):
+    """x with the labels of `term` found nowhere in `others` summed out."""
+    alone = [axis for axis, label in enumerate(term) if label not in others]
+    if not alone:
+        return x, term
+    return x.sum(axis=tuple(alone)), "".join(label for label in term if label in others)
+
+
 @op("Einsum", 7)
 class Einsum7(Op):
     equation = Str()
@@ -218,7 +251,9 @@ class Einsum7(Op):
             raise ExecutionError("too many labels for one einsum", rule="attr.value")
         fresh = spare[:len(ellipsis)]
         dtype = out_infos[0].type.storage
-        compute = (np.float64 if dtype.kind == "f" else np.uint64 if dtype.kind == "u" else np.int64)
+        # floats as the CPU plugin computes them (f32 MatMul/ReduceSum; f64 stays f64); integers widened
+        compute = (np.result_type(dtype, np.float32) if dtype.kind == "f" else
+                   np.uint64 if dtype.kind == "u" else np.int64)
         operands, terms = [], []
         for x, labels in zip(inputs, subscripts):
             term, target = "", []
@@ -234,5 +269,8 @@ class Einsum7(Op):
             terms.append(term)
         out_term = "".join("".join(fresh) if label == ELLIPSIS else label for label in output)
         with np.errstate(over="ignore", invalid="ignore"):
-            result = np.einsum(",".join(terms) + "->" + out_term, *operands, optimize=len(operands) > 2)
-            return [np.asarray(result).astype(dtype).reshape(out_infos[0].shape)]
+            if len(operands) == 2 and dtype.kind == "f" and all(len(set(t)) == len(t) for t in terms):
+                result = contract_pair(operands, terms, out_term)
+            else:
+                result = np.einsum(",".join(terms) + "->" + out_term, *operands, optimize=len(operands) > 2)
+            return [np.asarray(result).astype(dtype, copy=False).reshape(out_infos[0].shape)]
