@@ -44,3 +44,12 @@ def dask_setting(name):
     import dask
 
     return dask.config.get(name)
+
+
+def profiler_running(_):
+    """Whether this Dask worker's sampling profiler runs, a moment into the task (a pause takes effect on the
+    worker's event loop)."""
+    import distributed
+
+    time.sleep(0.3)
+    return distributed.get_worker().periodic_callbacks["profile"].is_running()

@@ -1,10 +1,11 @@
 """Dask runs items in chunks, one task each (irrun/parallel.py): results stay per item and in order, an item
 whose task raises fails alone, the items of a chunk whose workers die run again alone, so only the item
-that kills them is reported; and the malloc settings a chunk runs under."""
+that kills them is reported; the malloc settings a chunk runs under, and the worker's profiler paused."""
 from __future__ import annotations
 
 import platform
 import sys
+import time
 
 import cloudpickle
 import dask
@@ -13,7 +14,7 @@ import pytest
 
 import parallel_tasks
 from irrun import heap, parallel
-from irrun.parallel import TaskFailed, chunk_size, map_ordered
+from irrun.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
 
 
 @pytest.fixture(scope="module")
@@ -37,30 +38,35 @@ def tasks_by_value():
     cloudpickle.unregister_pickle_by_value(parallel_tasks)
 
 
-@pytest.mark.parametrize("items, threads, expected", [
-    (0, 2, 1), (1, 2, 1), (16, 2, 1), (17, 2, 2), (40, 2, 3), (200, 2, 13), (200, 0, 25), (10_000, 4, 32),
-])
-def test_chunk_size(items, threads, expected):
-    assert chunk_size(items, threads) == expected
+@pytest.mark.parametrize("items, threads", [(0, 2), (1, 2), (16, 2), (40, 2), (200, 2), (200, 0), (10_000, 4)])
+def test_chunks_cover_the_items_in_order_and_shrink_to_single_items(items, threads):
+    chunks = chunk_bounds(items, threads)
+    assert [i for chunk in chunks for i in chunk] == list(range(items))
+    sizes = [len(chunk) for chunk in chunks]
+    share = max(1, threads) * CHUNKS_PER_WORKER
+    assert sizes == sorted(sizes, reverse=True) and all(1 <= size <= MAX_CHUNK for size in sizes)
+    if items:
+        assert sizes[0] == min(MAX_CHUNK, -(-items // share)) and sizes[-1] == 1
+        assert sizes.count(1) <= share  # single items only once fewer than one per share are left
 
 
 def test_chunked_results_come_in_item_order(cluster, tasks_by_value):
     seen = []
     results = map_ordered(parallel_tasks.square, list(range(50)), dask=cluster,
                           on_result=lambda index, result: seen.append((index, result)))
-    assert chunk_size(50, 2) == 4
+    assert len(chunk_bounds(50, 2)) > 10
     assert results == [x * x for x in range(50)]
     assert sorted(seen) == [(x, x * x) for x in range(50)]
 
 
 def test_a_task_that_raises_in_a_chunk_fails_only_its_item(cluster, tasks_by_value):
-    values = list(range(1, 41))  # chunks of 3: (1, 2, 3) first
+    values = list(range(1, 41))  # chunks of 5: (1, 2, 3, 4, 5) first
     results = map_ordered(parallel_tasks.raise_on, values, dask=cluster)
     assert [r for v, r in zip(values, results) if v != 2] == [v for v in values if v != 2]
     assert isinstance(results[1], TaskFailed) and "RuntimeError: task bug" in results[1].message
 
 
-VALUES = list(range(2, 42))  # chunks of 3: (2, 3, 4) first, and die_on's worker dies on 3
+VALUES = list(range(2, 42))  # chunks of 5: (2, ..., 6) first, and die_on's worker dies on 3
 
 
 def test_a_worker_dying_in_a_chunk_reports_only_its_item(dying_cluster, tasks_by_value):
@@ -134,3 +140,18 @@ def test_glibc_is_found_on_glibc_only():
         assert libc.malloc_trim(0) in (0, 1) and callable(libc.mallopt)  # setting a threshold here would stay
     else:
         assert libc is None
+
+
+@pytest.mark.parametrize("pause", [True, False])
+def test_chunks_pause_the_workers_profiler_and_start_it_again(tasks_by_value, monkeypatch, pause):
+    monkeypatch.setattr(parallel, "PAUSE_DASK_PROFILER", pause)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0",
+                                  silence_logs=40) as plain, distributed.Client(plain) as client:
+        assert map_ordered(parallel_tasks.profiler_running, [0, 1, 2], dask=plain.scheduler_address) == [not pause] * 3
+
+        def running_again(dask_worker):
+            deadline = time.monotonic() + 5
+            while not dask_worker.periodic_callbacks["profile"].is_running() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return dask_worker.periodic_callbacks["profile"].is_running()
+        assert list(client.run(running_again).values()) == [True]
