@@ -49,6 +49,7 @@ def configured() -> bool:
 
 
 def keep_freed_memory(peak: int = 0) -> None:
+    """Before a run whose plan peaks at `peak` bytes of tensors: the thresholds of the module's docstring."""
     global _trim_set
     trim = max(ROOMY_TRIM, peak)
     if trim <= _trim_set or not TUNE or configured():

@@ -11,7 +11,6 @@ import logging
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -99,9 +98,9 @@ IN_FLIGHT_PER_WORKER = 2  # each worker has its next item at hand when it finish
 
 
 def _map_pool(task, items, jobs, notify) -> list:
-    """At most IN_FLIGHT_PER_WORKER items per worker in flight. When a worker dies the pool breaks and every item in flight becomes a
-    suspect; suspects then run one at a time, alone, in a new pool, so an item that kills its worker twice
-    is the one reported, and the others finish normally."""
+    """At most IN_FLIGHT_PER_WORKER items per worker in flight. When a worker dies the pool breaks and every
+    item in flight becomes a suspect; suspects then run one at a time, alone, in a new pool, so an item that
+    kills its worker twice is the one reported, and the others finish normally."""
     results: list = [None] * len(items)
     queue, suspects = deque(range(len(items))), deque()
     while queue or suspects:
@@ -199,7 +198,6 @@ def _set_environ(values: dict) -> None:
 # freed with munmap. A ResNet run measured 3x the CPU time so (most of it in the kernel, 60x the page faults).
 # A chunk's runs therefore get roomy thresholds for their duration (irrun/heap.py).
 MALLOC_TRIM_VARIABLE = heap.TRIM_VARIABLE
-
 
 PAUSE_DASK_PROFILER = True  # False (set where the client runs): Dask workers' profilers run during irrun's chunks
 _pause_lock = threading.Lock()
