@@ -173,7 +173,7 @@ def _local_cluster(distributed, jobs: int):
     import dask
 
     spawn_environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ"), **_STARTUP_THREAD_ENV)
-    spawn_environ[MALLOC_TRIM_VARIABLE] = None  # None: the nanny does not set it
+    spawn_environ[heap.TRIM_VARIABLE] = None  # None: the nanny does not set it
     saved = {name: os.environ.get(name) for name in spawn_environ}
     _set_environ(_STARTUP_THREAD_ENV)
     try:
@@ -192,12 +192,6 @@ def _set_environ(values: dict) -> None:
         else:
             os.environ[name] = str(value)
 
-
-# Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, and any fixed malloc threshold turns off
-# glibc's adaptive one: then every array over 128 KiB is a fresh mmap, zeroed page by page by the kernel, and
-# freed with munmap. A ResNet run measured 3x the CPU time so (most of it in the kernel, 60x the page faults).
-# A chunk's runs therefore get roomy thresholds for their duration (irrun/heap.py).
-MALLOC_TRIM_VARIABLE = heap.TRIM_VARIABLE
 
 PAUSE_DASK_PROFILER = True  # False (set where the client runs): Dask workers' profilers run during irrun's chunks
 _pause_lock = threading.Lock()
@@ -237,7 +231,9 @@ def _dask_profiler_paused(pause: bool):
     finally:
         with _pause_lock:
             _pause_holders -= 1
-            restart, _paused = (_paused, None) if _pause_holders == 0 else (None, _paused)
+            restart = _paused if _pause_holders == 0 else None
+            if restart is not None:
+                _paused = None
         if restart is not None:
             worker.loop.add_callback(restart.start)
 

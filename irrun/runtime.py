@@ -25,7 +25,7 @@ from .ops.strings import as_bytes_list, string_tensor
 from .ops.state import WARNING_RULES as STATE_WARNINGS
 from .ops.state import AssignBase, ReadValueBase, graph_variables, variable_problems
 from .ops.shapes import numel, parse_dim, shape_str
-from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step
+from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, tensor_bytes
 from .replan import make_template, replan, reuse_key
 
 
@@ -256,7 +256,7 @@ class Model:
 
     def _finish_plan(self, plan: Plan, state: dict[str, TensorInfo], like: Plan | None = None) -> None:
         plan.finish(set(plan.outputs), self.budget.limit, self._check_planned,
-                    held=sum(numel(i.shape) * i.type.storage.itemsize for i in state.values()), like=like)
+                    held=sum(tensor_bytes(info) for info in state.values()), like=like)
         self.budget.live = 0
 
     def _build_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:

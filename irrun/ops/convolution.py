@@ -230,20 +230,18 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     buffer and an in-place add per offset."""
     kernel = w.shape[3:]
     banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
-    if use_strided_columns(kernel, strides) and not banded:
-        padded = _padded(x, begins, out, kernel, strides, dilations)
-        if padded is not x:
-            reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
-        return depthwise_strided_columns(padded, w, strides, dilations, out, view, reserve)
-    if 1 < max(strides) <= 4 and not banded:
+    strided_columns = use_strided_columns(kernel, strides) and not banded
+    if 1 < max(strides) <= 4 and not banded and not strided_columns:
         return depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve)
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
+    if strided_columns:
+        return depthwise_strided_columns(padded, w, strides, dilations, out, view, reserve)
     if all(st == 1 for st in strides):
         return depthwise_flat(padded, w, dilations, out, offsets, view, reserve)
     # the banded products multiply inputs outside a window by zero: an inf or NaN there would spread
-    if depthwise_gemm.usable(view.dtype, kernel, strides, out) and np.isfinite(padded).all():
+    if banded and np.isfinite(padded).all():
         return depthwise_gemm.depthwise_gemm(padded, w, strides, dilations, out, view, reserve)
     view[...] = 0
     n, groups, out_per_group = view.shape[:3]
@@ -269,7 +267,7 @@ def depthwise_flat(padded, w, dilations, out, offsets, view, reserve):
     with the channels innermost (_flat_sums)."""
     padded = np.ascontiguousarray(padded)
     pitch = _pitch(padded.shape[2:])
-    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1
+    length = _run_length(out, pitch)
     if use_columns(view.shape[1], view.shape[2], length, len(offsets), math.prod(padded.shape[2:])):
         return depthwise_columns(padded, w, dilations, out, view, reserve)
     starts = [sum(o * d * p for o, d, p in zip(offs, dilations, pitch)) for offs in offsets]
@@ -295,7 +293,7 @@ def depthwise_columns(padded, w, dilations, out, view, reserve):
     kernel, dims = w.shape[3:], padded.shape[2:]
     pitch = _pitch(dims)
     flat = padded.reshape(n, groups, -1)
-    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
+    length = _run_length(out, pitch)
     reach = [(k - 1) * d * p for k, d, p in zip(kernel[:-1], dilations[:-1], pitch[:-1])]
     span = length + sum(reach)  # the run one shifted copy holds
     rows = out[0] * pitch[0]
@@ -414,6 +412,11 @@ def _pitch(dims):
     return [math.prod(dims[i + 1:]) for i in range(len(dims))]
 
 
+def _run_length(out, pitch):
+    """Flattened positions from the first output to the last, with rows `pitch` apart."""
+    return sum((o - 1) * p for o, p in zip(out, pitch)) + 1
+
+
 def _taps(w, offsets):
     return [w[(slice(None), slice(None), 0, *offs)] for offs in offsets]  # each [G, Og]
 
@@ -426,7 +429,7 @@ def _flat_sums(source, dims, starts, taps, out, view, offsets, periods):
     n, groups, out_per_group = view.shape[:3]
     flat = source.reshape(n, groups, 1, -1)
     pitch = _pitch(dims)
-    length = sum((o - 1) * p for o, p in zip(out, pitch)) + 1  # from the first output to the last
+    length = _run_length(out, pitch)
     rows = out[0] * pitch[0]
     if channels_last(groups, out_per_group, length, len(taps), flat.shape[-1]):
         return _flat_sums_channels_last(source, dims, starts, taps, tap_grids(offsets, periods, starts, taps), out,

@@ -182,26 +182,27 @@ def matmul_axis(y, axis, weights):
     shape = y.shape[:axis] + (out_len,) + y.shape[axis + 1:]
     y = np.ascontiguousarray(y)
     blocks = bands(weights)
-    if post == 1:
+    if post == 1:  # rows [pre, in] @ weights.T: the output positions are the product's columns
         rows, right = y.reshape(pre, in_len), np.ascontiguousarray(weights.T)
         if blocks is None:
             return np.matmul(rows, right).reshape(shape)
         r = np.empty((pre, out_len), y.dtype)
-        for o0, o1, lo, hi in blocks:
-            if lo == hi:
-                r[:, o0:o1] = 0
-            else:
-                np.matmul(rows[:, lo:hi], right[lo:hi, o0:o1], out=r[:, o0:o1])
-        return r.reshape(shape)
-    stack = y.reshape(pre, in_len, post)
-    if blocks is None:
-        return np.matmul(weights, stack[0] if pre == 1 else stack).reshape(shape)
-    r = np.empty((pre, out_len, post), y.dtype)
+
+        def product(o0, o1, lo, hi):
+            np.matmul(rows[:, lo:hi], right[lo:hi, o0:o1], out=r[:, o0:o1])
+    else:  # weights @ stack [pre, in, post]
+        stack = y.reshape(pre, in_len, post)
+        if blocks is None:
+            return np.matmul(weights, stack[0] if pre == 1 else stack).reshape(shape)
+        r = np.empty((pre, out_len, post), y.dtype)
+
+        def product(o0, o1, lo, hi):
+            np.matmul(weights[o0:o1, lo:hi], stack[:, lo:hi], out=r[:, o0:o1])
     for o0, o1, lo, hi in blocks:
         if lo == hi:
             r[:, o0:o1] = 0
         else:
-            np.matmul(weights[o0:o1, lo:hi], stack[:, lo:hi], out=r[:, o0:o1])
+            product(o0, o1, lo, hi)
     return r.reshape(shape)
 
 
