@@ -7,7 +7,8 @@ Run by hand (never part of the test suite); needs the `dask` extra (pip install 
 Two workloads, each run with --jobs 1, --jobs N, --dask local and --dask ADDRESS:
   --dask local    a LocalCluster of N worker processes started for the run, as a user of `--dask local` gets
                   it; its start-up is in the time, and is also timed alone (start and close, nothing run, in
-                  the same process just before) and printed, with the throughput less that start-up
+                  a fresh process that imported Dask before) and printed, with the throughput less that
+                  start-up
   --dask ADDRESS  a warm cluster, as a user with a running one has: a plain distributed.LocalCluster of N
                   single-threaded workers (Dask's default worker settings) in a process of its own, started
                   before the timing, its address passed; the workers load the model on their first task
@@ -101,22 +102,24 @@ with distributed.LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, 
 
 
 def local_cluster_startup(jobs: int) -> float:
-    """Seconds to start and close the LocalCluster `--dask local` uses, with nothing run on it."""
-    import distributed
+    """Seconds to start and close the LocalCluster `--dask local` uses, with nothing run on it (in a process
+    that has imported Dask before: its client imports Dask whatever the cluster, while the cluster starts)."""
+    import distributed  # noqa: F401
+
+    from irrun.dask_local import LocalDaskCluster
 
     started = time.perf_counter()
-    parallel._local_cluster(distributed, jobs).close()
+    with LocalDaskCluster(jobs) as cluster:
+        cluster.address()
     return time.perf_counter() - started
 
 
 def measure(corpus, model, inputs, out, options) -> tuple:
-    """In a fresh process: (check reports, their seconds, outputs, run seconds, LocalCluster start-up seconds
-    for --dask local, timed first in the same process, else None)."""
-    startup = local_cluster_startup(options["jobs"]) if options.get("dask") == "local" else None
+    """In a fresh process: (check reports, their seconds, outputs, run seconds)."""
     reports, check_seconds = timed(lambda: irrun.check_many(corpus, **options))
     batch, run_seconds = timed(lambda: irrun.run_batch(model, inputs, out, **options))
     assert not batch.failed, batch.failed[0].error
-    return reports, check_seconds, outputs_of(out), run_seconds, startup
+    return reports, check_seconds, outputs_of(out), run_seconds
 
 
 def in_fresh_process(function, *args):
@@ -153,14 +156,14 @@ def main():
             for turn in range(args.repeat):
                 for index, (mode, options) in enumerate(modes.items()):
                     out = scratch / f"out-{turn}-{index}"
-                    reports, check_seconds, outputs, run_seconds, startup = in_fresh_process(
+                    reports, check_seconds, outputs, run_seconds = in_fresh_process(
                         measure, corpus, model, inputs, out, options)
-                    startups += [startup] if startup is not None else []
                     serial = serial or (reports, outputs)
                     assert reports == serial[0], f"{mode}: reports differ from the serial run"
                     assert outputs == serial[1], f"{mode}: outputs differ from the serial run"
                     times[mode][0].append(check_seconds)
                     times[mode][1].append(run_seconds)
+                startups.append(in_fresh_process(local_cluster_startup, args.jobs))
     finally:
         warm.stdin.close()
         warm.wait()

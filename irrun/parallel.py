@@ -7,7 +7,6 @@ whatever order they finished in, so a parallel run reports exactly what a serial
 """
 from __future__ import annotations
 
-import logging
 import multiprocessing
 import os
 import signal
@@ -164,35 +163,6 @@ def _distributed():
     return distributed
 
 
-def _local_cluster(distributed, jobs: int):
-    """A LocalCluster of `jobs` single-threaded worker processes whose BLAS thread settings are this process's.
-    Dask's nannies would set them to 1, and write that into os.environ too: both are undone here. Nor do
-    they get Dask's MALLOC_TRIM_THRESHOLD_ (see irrun/heap.py), nor run Dask's sampling profiler: every 10 ms
-    it takes the GIL to walk the task thread's stack, which cost checks of small IRs about a sixth of their
-    throughput (measured: 75 against 87 files/s, the process pool 100)."""
-    import dask
-
-    spawn_environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ"), **_STARTUP_THREAD_ENV)
-    spawn_environ[heap.TRIM_VARIABLE] = None  # None: the nanny does not set it
-    saved = {name: os.environ.get(name) for name in spawn_environ}
-    _set_environ(_STARTUP_THREAD_ENV)
-    try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn_environ,
-                              "distributed.worker.profile.enabled": False}):
-            return distributed.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                                            dashboard_address=":0", host="127.0.0.1", silence_logs=logging.ERROR)
-    finally:
-        _set_environ(saved)
-
-
-def _set_environ(values: dict) -> None:
-    for name, value in values.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = str(value)
-
-
 PAUSE_DASK_PROFILER = True  # False (set where the client runs): Dask workers' profilers run during irrun's chunks
 _pause_lock = threading.Lock()
 _pause_holders = 0  # irrun chunks running in this worker process
@@ -262,23 +232,24 @@ def chunk_bounds(items: int, worker_threads: int) -> list[range]:
 
 
 def _map_dask(task, items, address: str, jobs: int, notify) -> list:
-    distributed = _distributed()
-    cluster = None
+    if address == "local":
+        from .dask_local import LocalDaskCluster
+
+        with LocalDaskCluster(jobs) as cluster:  # started before this process imports Dask: they overlap
+            distributed = _distributed()
+            return _map_on_scheduler(distributed, task, items, cluster.address(), notify)
+    return _map_on_scheduler(_distributed(), task, items, address, notify)
+
+
+def _map_on_scheduler(distributed, task, items, address: str, notify) -> list:
     try:
-        if address == "local":
-            cluster = _local_cluster(distributed, jobs)
-            address = cluster.scheduler_address
         client = distributed.Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as exc:
-        if cluster is not None:
-            cluster.close()
         raise ParallelError(f"cannot reach the Dask scheduler at {address}: {_describe(exc)}") from None
     try:
         return _run_on_dask(distributed, client, task, items, notify)
     finally:
         client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def _run_on_dask(distributed, client, task, items, notify) -> list:

@@ -53,3 +53,11 @@ def profiler_running(_):
 
     time.sleep(0.3)
     return distributed.get_worker().periodic_callbacks["profile"].is_running()
+
+
+MARK = None  # set by a client before it starts a cluster: workers forked from it see the value
+
+
+def worker_origin(_):
+    """(MARK as this worker sees it, the worker's parent process id)."""
+    return MARK, os.getppid()

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 import irrun
 import parallel_tasks
-from irrun import parallel
+from irrun import dask_local, parallel
 from irrun.cli import cli
 from irrun.parallel import ParallelError, TaskFailed, map_ordered
 
@@ -31,7 +31,7 @@ POOLING = MODELS / "pooling_mix" / "model.xml"
 @pytest.fixture(scope="module")
 def cluster():
     """A LocalCluster with two worker processes, shared by this module's Dask tests."""
-    with parallel._local_cluster(distributed, 2) as local:
+    with dask_local.in_process_cluster(distributed, 2) as local:
         yield local.scheduler_address
 
 
@@ -111,7 +111,7 @@ def test_dask_keeps_order_and_reports_a_dying_worker(cluster):
     cloudpickle.register_pickle_by_value(parallel_tasks)  # the workers cannot import tests/
     try:  # a cluster of its own: the shared one keeps both its workers for the tests after this one
         with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
-                parallel._local_cluster(distributed, 2) as dying:
+                dask_local.in_process_cluster(distributed, 2) as dying:
             results = map_ordered(parallel_tasks.die_on, [(value, None) for value in range(5)],
                                   dask=dying.scheduler_address)
     finally:

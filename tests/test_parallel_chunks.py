@@ -13,13 +13,13 @@ import distributed
 import pytest
 
 import parallel_tasks
-from irrun import heap, parallel
+from irrun import dask_local, heap, parallel
 from irrun.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    with parallel._local_cluster(distributed, 2) as local:
+    with dask_local.in_process_cluster(distributed, 2) as local:
         yield local.scheduler_address
 
 
@@ -27,7 +27,7 @@ def cluster():
 def dying_cluster():
     """A cluster of its own for a test whose workers die, so the shared one keeps both its workers (a nanny
     does not restart a worker that dies while it is still starting)."""
-    with parallel._local_cluster(distributed, 2) as local:
+    with dask_local.in_process_cluster(distributed, 2) as local:
         yield local.scheduler_address
 
 

@@ -1,0 +1,178 @@
+"""`--dask local` from a process without other threads (irrun/dask_local.py): the cluster runs in a host
+process forked from the client, its workers forked from the host. Each test runs its client in a fresh
+process, as the command line is one (pytest's own process runs threads, so there the cluster runs in
+process: tested last)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import psutil
+import pytest
+
+from irrun import dask_local
+
+ROOT = Path(__file__).parents[1]
+MODELS = ROOT / "models"
+
+
+def _environment() -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))
+
+
+def _python(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          cwd=ROOT, env=_environment(), timeout=timeout)
+
+
+def _irrun(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "irrun", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, env=_environment(), timeout=120)
+
+
+def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
+    result = _python("""
+        import json, os, threading
+        import parallel_tasks
+        from irrun.parallel import map_ordered
+        parallel_tasks.MARK = "set in the client"
+        origins = map_ordered(parallel_tasks.worker_origin, list(range(6)), jobs=2, dask="local")
+        hosts = sorted({parent for _, parent in origins})
+        print(json.dumps({"client": os.getpid(), "marks": [mark for mark, _ in origins], "hosts": hosts,
+                          "alive": [os.path.exists(f"/proc/{pid}") for pid in hosts],
+                          "threads": threading.active_count()}))
+    """)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert seen["marks"] == ["set in the client"] * 6  # forked: the client's memory, not a fresh import
+    assert len(seen["hosts"]) == 1 and seen["hosts"] != [seen["client"]]
+    assert seen["alive"] == [False] and seen["threads"] == 1
+
+
+def test_cli_check_and_batch_through_the_host_equal_serial(tmp_path):
+    parallel = _irrun("check", MODELS, "--dask", "local", "-j", "2")
+    serial = _irrun("check", MODELS)
+    assert parallel.returncode == serial.returncode == 0, parallel.stderr
+    assert parallel.stdout == serial.stdout
+    model = MODELS / "pooling_mix"
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for name in ("a", "b", "c"):
+        (inputs / f"{name}.npy").write_bytes((model / "input.npy").read_bytes())
+    for mode, extra in (("serial", ()), ("dask", ("--dask", "local", "-j", "2"))):
+        result = _irrun("run", model / "model.xml", "--inputs-dir", inputs, "--outputs-dir", tmp_path / mode, *extra)
+        assert result.returncode == 0, result.stderr
+    for name in ("a", "b", "c"):
+        assert (tmp_path / "dask" / f"{name}.npz").read_bytes() == (tmp_path / "serial" / f"{name}.npz").read_bytes()
+
+
+def test_dying_workers_are_restarted_by_the_host(tmp_path):
+    result = _python(f"""
+        import dask, parallel_tasks
+        from irrun.parallel import TaskFailed, map_ordered
+        once = map_ordered(parallel_tasks.die_on, [(v, {str(tmp_path / 'marker')!r}) for v in range(6)],
+                           jobs=2, dask="local")
+        with dask.config.set({{"distributed.scheduler.allowed-failures": 1}}):
+            always = map_ordered(parallel_tasks.die_on, [(v, None) for v in range(5)], jobs=2, dask="local")
+        print(once)
+        print([r for i, r in enumerate(always) if i != 3], isinstance(always[3], TaskFailed), always[3])
+    """)
+    assert result.returncode == 0, result.stderr
+    once, always = result.stdout.splitlines()
+    assert once == str([value * 10 for value in range(6)])
+    assert always.startswith("[0, 10, 20, 40] True") and "KilledWorker" in always
+
+
+SLOW_RUN = """
+    import sys
+    import parallel_tasks
+    from irrun.parallel import map_ordered
+    try:
+        map_ordered(parallel_tasks.slow, list(range(40)), jobs=2, dask="local",
+                    on_result=lambda index, result: print("result", flush=True))
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        sys.exit(130)
+"""
+
+
+def _start_slow_run():
+    """The client of a slow run on `--dask local` and, once a first result is in, its descendants."""
+    client = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SLOW_RUN)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT, env=_environment(), start_new_session=True)
+    assert client.stdout.readline() == "result\n"
+    descendants = psutil.Process(client.pid).children(recursive=True)
+    assert len(descendants) >= 3  # the host and its two workers
+    return client, descendants
+
+
+def _assert_gone(processes, within: float) -> None:
+    _, alive = psutil.wait_procs(processes, timeout=within)
+    assert alive == [], f"still running: {alive}"
+
+
+def test_ctrl_c_closes_the_host_and_its_workers_quietly():
+    client, descendants = _start_slow_run()
+    os.killpg(client.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the client, the host and the workers
+    assert client.wait(timeout=30) == 130
+    assert client.stdout.read().splitlines()[-1] == "interrupted"
+    assert client.stderr.read() == ""
+    _assert_gone(descendants, within=10)
+
+
+def test_a_killed_client_takes_the_host_and_its_workers_with_it():
+    client, descendants = _start_slow_run()
+    client.kill()
+    client.wait(timeout=10)
+    _assert_gone(descendants, within=20)
+
+
+def test_a_cluster_that_cannot_start_is_one_error():
+    result = _python("""
+        import distributed
+        from irrun.parallel import ParallelError, map_ordered
+        def no_cluster(*args, **kwargs):
+            raise RuntimeError("no cluster here")
+        distributed.LocalCluster = no_cluster  # the host is forked: it has this too
+        try:
+            map_ordered(len, ["a"], jobs=2, dask="local")
+        except ParallelError as exc:
+            print(exc)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "the local Dask cluster did not start: RuntimeError: no cluster here"
+
+
+def test_with_other_threads_running_the_cluster_runs_in_process():
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with dask_local.LocalDaskCluster(1) as cluster:
+            assert cluster._host is None and cluster.address().startswith("tcp://127.0.0.1:")
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_a_host_too_slow_to_start_is_one_error_and_is_stopped():
+    result = _python("""
+        import psutil
+        from irrun import dask_local
+        from irrun.parallel import ParallelError
+        dask_local.START_TIMEOUT = 0.001
+        try:
+            with dask_local.LocalDaskCluster(1) as cluster:
+                cluster.address()
+        except ParallelError as exc:
+            print(exc)
+        print(psutil.Process().children(recursive=True))
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["the local Dask cluster did not start: no scheduler within 0.001 s", "[]"]
