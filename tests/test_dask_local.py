@@ -44,15 +44,21 @@ def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
         parallel_tasks.MARK = "set in the client"
         origins = map_ordered(parallel_tasks.worker_origin, list(range(6)), jobs=2, dask="local")
         hosts = sorted({parent for _, parent in origins})
+        settings = map_ordered(parallel_tasks.dask_setting, ["distributed.admin.tick.interval",
+                               "distributed.worker.profile.enabled", "distributed.worker.multiprocessing-method"],
+                               jobs=2, dask="local")
+        omp = map_ordered(parallel_tasks.environ_value, ["OMP_NUM_THREADS"], jobs=2, dask="local")
         print(json.dumps({"client": os.getpid(), "marks": [mark for mark, _ in origins], "hosts": hosts,
                           "alive": [os.path.exists(f"/proc/{pid}") for pid in hosts],
-                          "threads": threading.active_count()}))
+                          "threads": threading.active_count(), "settings": settings, "omp": omp}))
     """)
     assert result.returncode == 0, result.stderr
     seen = json.loads(result.stdout)
     assert seen["marks"] == ["set in the client"] * 6  # forked: the client's memory, not a fresh import
     assert len(seen["hosts"]) == 1 and seen["hosts"] != [seen["client"]]
     assert seen["alive"] == [False] and seen["threads"] == 1
+    assert seen["settings"] == ["1s", False, "fork"]
+    assert seen["omp"] == [os.environ.get("OMP_NUM_THREADS")]  # the client's, not Dask's 1
 
 
 def test_cli_check_and_batch_through_the_host_equal_serial(tmp_path):
