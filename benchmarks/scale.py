@@ -2,7 +2,7 @@
 
 Run by hand (never part of the test suite); needs the `dask` extra (pip install 'irrun[dask]'):
 
-    python benchmarks/scale.py [--inputs 200] [--files 400] [--jobs 2]
+    python benchmarks/scale.py [--inputs 200] [--files 2000] [--jobs 2]
 
 Two workloads, each run with --jobs 1, --jobs N, --dask local and --dask ADDRESS:
   --dask local    a LocalCluster of N worker processes started for the run, as a user of `--dask local` gets
@@ -13,12 +13,13 @@ Two workloads, each run with --jobs 1, --jobs N, --dask local and --dask ADDRESS
                   single-threaded workers (Dask's default worker settings) in a process of its own, started
                   before the timing, its address passed; the workers load the model on their first task
   check  `irrun.check_many` over a corpus of small IRs: the shipped models' XML and --files mutations
-         of them (tools/fuzz.py), so about half are broken in some way
+         of them (tools/fuzz.py), so about half are broken in some way. 2,000 by default: about 12 s of work
+         for two workers, so files/s measures checking rather than Dask's fixed costs (its import in the client,
+         0.3-0.5 s, and for --dask local the cluster's start, printed apart); --files 400 shows those costs
   run    `irrun.run_batch` of a ResNet over --inputs random .npy files: torchvision's resnet18 (random
          weights, converted by openvino.convert_model, 1x3x224x224; needs torch, torchvision and openvino),
          or --model MODEL.xml (one input; a dynamic dimension is given 1), e.g. models/torch_resnet/model.xml
-Each timed run is a fresh Python process, as a command would be (a process that has run a Dask client keeps a
-thread, and its later process pools must then spawn their workers rather than fork them).
+Each timed run is a fresh Python process, as a command would be.
 With --repeat R every mode runs R times, in turns, and the median time is used (the machine may be shared).
 Every library is held to one thread per process (OMP/MKL/OpenBLAS set before NumPy is imported), so
 --jobs N uses N cores and nothing else. The results of each parallel mode are checked equal to the
@@ -130,7 +131,7 @@ def in_fresh_process(function, *args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=200)
-    parser.add_argument("--files", type=int, default=400)
+    parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--model", type=Path, help="a model.xml with one input")
