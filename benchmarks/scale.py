@@ -43,7 +43,6 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import irrun  # noqa: E402
-from irrun import parallel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))

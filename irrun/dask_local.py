@@ -22,7 +22,7 @@ import time
 from contextlib import contextmanager
 
 from . import heap
-from .parallel import _STARTUP_THREAD_ENV, DASK_EXTRA_HINT, ParallelError, _describe
+from .parallel import _STARTUP_THREAD_ENV, DASK_EXTRA_HINT, ParallelError, _describe, _distributed
 
 START_TIMEOUT = 60.0  # seconds for the host to report its scheduler's address
 CLOSE_TIMEOUT = 10.0  # seconds for the host to close the cluster and exit before it is killed
@@ -30,7 +30,8 @@ TICK_INTERVAL = "1s"
 
 
 def can_fork_host() -> bool:
-    return hasattr(os, "fork") and threading.active_count() == 1
+    """Linux (elsewhere Python itself avoids fork) and no other Python thread in this process."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 class LocalDaskCluster:
@@ -41,11 +42,7 @@ class LocalDaskCluster:
         if importlib.util.find_spec("distributed") is None:
             raise ParallelError(DASK_EXTRA_HINT)
         self._host = _Host(jobs) if can_fork_host() else None
-        self._cluster = None
-        if self._host is None:
-            import distributed
-
-            self._cluster = in_process_cluster(distributed, jobs)
+        self._cluster = None if self._host is not None else in_process_cluster(_distributed(), jobs)
 
     def address(self) -> str:
         return self._host.address() if self._host is not None else self._cluster.scheduler_address
@@ -115,7 +112,12 @@ class _Host:
         stop_read, stop_write = os.pipe()
         for stream in (sys.stdout, sys.stderr):  # or the child could write this process's buffered text again
             stream.flush()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            for pipe_end in (address_read, address_write, stop_read, stop_write):
+                os.close(pipe_end)
+            raise ParallelError(f"the local Dask cluster did not start: {_describe(exc)}") from None
         if pid == 0:
             os.close(address_read)
             os.close(stop_write)

@@ -14,7 +14,6 @@ import threading
 from pathlib import Path
 
 import psutil
-import pytest
 
 from irrun import dask_local
 
