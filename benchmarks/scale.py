@@ -177,6 +177,9 @@ def main():
         print(f"{mode:<16}{len(corpus) / check_seconds:>10.1f}{base_check / check_seconds:>9.2f}x"
               f"{pool_check / check_seconds:>7.2f}x{len(inputs) / run_seconds:>10.1f}"
               f"{base_run / run_seconds:>9.2f}x{pool_run / run_seconds:>7.2f}x")
+    print("each run's seconds, in turn order (check; run):")
+    for mode, (check, run) in times.items():
+        print(f"  {mode:<16}{' '.join(f'{t:.2f}' for t in check)};  {' '.join(f'{t:.2f}' for t in run)}")
 
 
 if __name__ == "__main__":
