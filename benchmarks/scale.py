@@ -11,7 +11,9 @@ Two workloads, each run with --jobs 1, --jobs N, --dask local and --dask ADDRESS
                   start-up
   --dask ADDRESS  a warm cluster, as a user with a running one has: a plain distributed.LocalCluster of N
                   single-threaded workers (Dask's default worker settings) in a process of its own, started
-                  before the timing, its address passed; the workers load the model on their first task
+                  before the timing (and stopped after it: idle, it takes a tenth of a core the other modes
+                  should not pay), irrun imported on its workers, its address passed; the workers load the
+                  model on their first task
   check  `irrun.check_many` over a corpus of small IRs: the shipped models' XML and --files mutations
          of them (tools/fuzz.py), so about half are broken in some way. 2,000 by default: about 12 s of work
          for two workers, so files/s measures checking rather than Dask's fixed costs (its import in the client,
@@ -37,6 +39,7 @@ import random  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from contextlib import contextmanager, nullcontext  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -94,11 +97,27 @@ def outputs_of(directory: Path) -> dict:
 
 
 WARM_CLUSTER = """
-import sys, distributed
+import importlib, sys, distributed
 with distributed.LocalCluster(n_workers=int(sys.argv[1]), threads_per_worker=1, dashboard_address=":0") as cluster:
+    with distributed.Client(cluster) as client:
+        client.run(importlib.import_module, "irrun")  # as after an earlier command
     print(cluster.scheduler_address, flush=True)
     sys.stdin.read()
 """
+WARM = "a warm cluster's address"
+
+
+@contextmanager
+def warm_cluster(jobs: int):
+    """The address of a plain LocalCluster running in a process of its own, for the `with` block only: an idle
+    Dask cluster takes about a tenth of a core, which the other modes' runs should not pay."""
+    warm = subprocess.Popen([sys.executable, "-c", WARM_CLUSTER, str(jobs)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        yield warm.stdout.readline().strip()
+    finally:
+        warm.stdin.close()
+        warm.wait()
 
 
 def local_cluster_startup(jobs: int) -> float:
@@ -135,38 +154,31 @@ def main():
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--model", type=Path, help="a model.xml with one input")
     args = parser.parse_args()
-    warm = subprocess.Popen([sys.executable, "-c", WARM_CLUSTER, str(args.jobs)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        address = warm.stdout.readline().strip()
-        modes = {"--jobs 1": {"jobs": 1}, f"--jobs {args.jobs}": {"jobs": args.jobs},
-                 "--dask local": {"jobs": args.jobs, "dask": "local"}, "--dask ADDRESS": {"dask": address}}
-        with tempfile.TemporaryDirectory() as scratch:
-            scratch = Path(scratch)
-            (scratch / "corpus").mkdir()
-            (scratch / "inputs").mkdir()
-            model = args.model or resnet18(scratch)
-            corpus = make_corpus(scratch / "corpus", args.files)
-            inputs = make_inputs(model, scratch / "inputs", args.inputs)
-            print(f"cores: {os.cpu_count()}; {len(corpus)} IRs to check, {args.inputs} inputs through "
-                  f"{model.name}; warm cluster at {address}")
-            times = {mode: ([], []) for mode in modes}
-            startups = []
-            serial = None
-            for turn in range(args.repeat):
-                for index, (mode, options) in enumerate(modes.items()):
-                    out = scratch / f"out-{turn}-{index}"
+    modes = {"--jobs 1": {"jobs": 1}, f"--jobs {args.jobs}": {"jobs": args.jobs},
+             "--dask local": {"jobs": args.jobs, "dask": "local"}, "--dask ADDRESS": {"dask": WARM}}
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        (scratch / "corpus").mkdir()
+        (scratch / "inputs").mkdir()
+        model = args.model or resnet18(scratch)
+        corpus = make_corpus(scratch / "corpus", args.files)
+        inputs = make_inputs(model, scratch / "inputs", args.inputs)
+        print(f"cores: {os.cpu_count()}; {len(corpus)} IRs to check, {args.inputs} inputs through {model.name}")
+        times = {mode: ([], []) for mode in modes}
+        startups = []
+        serial = None
+        for turn in range(args.repeat):
+            for index, (mode, options) in enumerate(modes.items()):
+                out = scratch / f"out-{turn}-{index}"
+                with warm_cluster(args.jobs) if options.get("dask") == WARM else nullcontext() as address:
                     reports, check_seconds, outputs, run_seconds = in_fresh_process(
-                        measure, corpus, model, inputs, out, options)
-                    serial = serial or (reports, outputs)
-                    assert reports == serial[0], f"{mode}: reports differ from the serial run"
-                    assert outputs == serial[1], f"{mode}: outputs differ from the serial run"
-                    times[mode][0].append(check_seconds)
-                    times[mode][1].append(run_seconds)
-                startups.append(in_fresh_process(local_cluster_startup, args.jobs))
-    finally:
-        warm.stdin.close()
-        warm.wait()
+                        measure, corpus, model, inputs, out, dict(options, dask=address or options.get("dask")))
+                serial = serial or (reports, outputs)
+                assert reports == serial[0], f"{mode}: reports differ from the serial run"
+                assert outputs == serial[1], f"{mode}: outputs differ from the serial run"
+                times[mode][0].append(check_seconds)
+                times[mode][1].append(run_seconds)
+            startups.append(in_fresh_process(local_cluster_startup, args.jobs))
     startup = float(np.median(startups))
     rows = [(mode, float(np.median(check)), float(np.median(run))) for mode, (check, run) in times.items()]
     rows.insert(3, ("  less start-up", rows[2][1] - startup, rows[2][2] - startup))
