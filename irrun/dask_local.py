@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from contextlib import contextmanager
 
 from . import heap
@@ -176,6 +177,9 @@ def _host_main(jobs: int, address_pipe: int, stop_pipe: int) -> None:
     status = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle: it closes the pipe
+        # Python 3.12+ warns at each worker's fork: the nannies' queue threads are running (multiprocessing
+        # resets their queues in the child)
+        warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
         import asyncio
 
         asyncio.run(_serve(jobs, report, stop_pipe))
