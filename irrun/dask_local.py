@@ -27,6 +27,7 @@ from .parallel import _STARTUP_THREAD_ENV, DASK_EXTRA_HINT, ParallelError, _desc
 
 START_TIMEOUT = 60.0  # seconds for the host to report its scheduler's address
 CLOSE_TIMEOUT = 10.0  # seconds for the host to close the cluster and exit before it is killed
+POLL_INTERVAL = 0.05  # seconds between looks at a starting host
 TICK_INTERVAL = "1s"
 
 
@@ -126,7 +127,7 @@ class _Host:
         os.close(address_write)
         os.close(stop_read)
         self.pid, self._address_pipe, self._stop_pipe = pid, address_read, stop_write
-        self._address = None
+        self._address, self._exited = None, False
 
     def address(self) -> str:
         if self._address is None:
@@ -134,18 +135,26 @@ class _Host:
         return self._address
 
     def _read_address(self) -> str:
+        """The host's line. Its workers hold the pipe's writing end too (they are forked while the cluster
+        starts), so a host that dies before it writes is seen by polling it, not by end-of-file."""
         deadline, text = time.monotonic() + START_TIMEOUT, b""
         while not text.endswith(b"\n"):
-            ready, _, _ = select.select([self._address_pipe], [], [], max(0.0, deadline - time.monotonic()))
+            if time.monotonic() > deadline:
+                raise ParallelError(f"the local Dask cluster did not start: no scheduler within {START_TIMEOUT:g} s")
+            ready, _, _ = select.select([self._address_pipe], [], [], POLL_INTERVAL)
             chunk = os.read(self._address_pipe, 4096) if ready else b""
-            if not chunk:
-                reason = (f"no scheduler within {START_TIMEOUT:g} s" if not ready else "its process ended")
-                raise ParallelError(f"the local Dask cluster did not start: {reason}")
+            if not chunk and (ready or self._ended()):
+                raise ParallelError("the local Dask cluster did not start: its process ended")
             text += chunk
         line = text.decode("utf-8", "replace").strip()
         if line.startswith("error: "):
             raise ParallelError(f"the local Dask cluster did not start: {line[len('error: '):]}")
         return line
+
+    def _ended(self) -> bool:
+        if not self._exited and os.waitpid(self.pid, os.WNOHANG) != (0, 0):
+            self._exited = True
+        return self._exited
 
     def close(self) -> None:
         """Stop the host (it closes its cluster) and wait for it; kill it if it takes too long."""
@@ -155,7 +164,7 @@ class _Host:
         os.close(self._address_pipe)
         self._stop_pipe = None
         deadline = time.monotonic() + CLOSE_TIMEOUT
-        while os.waitpid(self.pid, os.WNOHANG) == (0, 0):
+        while not self._ended():
             if time.monotonic() > deadline:
                 os.kill(self.pid, signal.SIGKILL)  # its workers see their nanny gone and stop
                 os.waitpid(self.pid, 0)

@@ -166,6 +166,30 @@ def test_with_other_threads_running_the_cluster_runs_in_process():
         other.join()
 
 
+def test_a_host_that_dies_while_its_workers_live_is_one_error_at_once():
+    result = _python("""
+        import os, time
+        import distributed
+        from irrun.parallel import ParallelError, map_ordered
+        def dying_cluster(*args, **kwargs):
+            if os.fork() == 0:  # a worker that outlives its host holds the address pipe open
+                for stream in (0, 1, 2):  # but not the test's
+                    os.close(stream)
+                time.sleep(15)
+                os._exit(0)
+            os._exit(3)
+        distributed.LocalCluster = dying_cluster
+        started = time.monotonic()
+        try:
+            map_ordered(len, ["a"], jobs=2, dask="local")
+        except ParallelError as exc:
+            print(exc)
+        print(time.monotonic() - started < 10)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["the local Dask cluster did not start: its process ended", "True"]
+
+
 def test_a_host_too_slow_to_start_is_one_error_and_is_stopped():
     result = _python("""
         import psutil
