@@ -10,8 +10,6 @@ The band holds span/kw times more products than the convolution needs; BLAS more
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 TILE = 8                      # output columns per tile
@@ -38,7 +36,7 @@ def depthwise_gemm(padded, w, strides, dilations, out, view, reserve):
     """view [N, G, Og, Ho, Wo] = the depthwise convolution of padded [N, G, >= Hneed, Wp] (pads applied;
     columns beyond Wp read as zeros) with w [G, Og, 1, kh, kw]."""
     n, groups, out_per_group = view.shape[:3]
-    (kh, kw), (sh, sw), (dh, dw) = w.shape[3:], strides, dilations
+    kh, (sh, sw), dh = w.shape[3], strides, dilations[0]
     ho, wo = out
     tiles = -(-wo // TILE)
     band, span = band_matrices(w, strides, dilations, TILE)
