@@ -1,7 +1,7 @@
 """`--dask local` from a process without other threads (irrun/dask_local.py): the cluster runs in a host
 process forked from the client, its workers forked from the host. Each test runs its client in a fresh
 process, as the command line is one (pytest's own process runs threads, so there the cluster runs in
-process: tested last)."""
+process: one test below)."""
 from __future__ import annotations
 
 import json
@@ -25,18 +25,21 @@ def _environment() -> dict:
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]))
 
 
-def _python(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          cwd=ROOT, env=_environment(), timeout=timeout)
+def _python(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=ROOT,
+                          env=_environment(), timeout=120)
+
+
+def _script(code: str) -> subprocess.CompletedProcess:
+    return _python("-c", textwrap.dedent(code))
 
 
 def _irrun(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irrun", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, env=_environment(), timeout=120)
+    return _python("-m", "irrun", *args)
 
 
 def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
-    result = _python("""
+    result = _script("""
         import json, os, threading
         import parallel_tasks
         from irrun.parallel import map_ordered
@@ -78,7 +81,7 @@ def test_cli_check_and_batch_through_the_host_equal_serial(tmp_path):
 
 
 def test_dying_workers_are_restarted_by_the_host(tmp_path):
-    result = _python(f"""
+    result = _script(f"""
         import dask, parallel_tasks
         from irrun.parallel import TaskFailed, map_ordered
         once = map_ordered(parallel_tasks.die_on, [(v, {str(tmp_path / 'marker')!r}) for v in range(6)],
@@ -139,7 +142,7 @@ def test_a_killed_client_takes_the_host_and_its_workers_with_it():
 
 
 def test_a_cluster_that_cannot_start_is_one_error():
-    result = _python("""
+    result = _script("""
         import distributed
         from irrun.parallel import ParallelError, map_ordered
         def no_cluster(*args, **kwargs):
@@ -167,7 +170,7 @@ def test_with_other_threads_running_the_cluster_runs_in_process():
 
 
 def test_a_host_that_dies_while_its_workers_live_is_one_error_at_once():
-    result = _python("""
+    result = _script("""
         import os, time
         import distributed
         from irrun.parallel import ParallelError, map_ordered
@@ -191,7 +194,7 @@ def test_a_host_that_dies_while_its_workers_live_is_one_error_at_once():
 
 
 def test_a_host_too_slow_to_start_is_one_error_and_is_stopped():
-    result = _python("""
+    result = _script("""
         import psutil
         from irrun import dask_local
         from irrun.parallel import ParallelError
