@@ -170,9 +170,10 @@ def main():
         for turn in range(args.repeat):
             for index, (mode, options) in enumerate(modes.items()):
                 out = scratch / f"out-{turn}-{index}"
-                with warm_cluster(args.jobs) if options.get("dask") == WARM else nullcontext() as address:
+                dask = options.get("dask")
+                with warm_cluster(args.jobs) if dask == WARM else nullcontext(dask) as dask:
                     reports, check_seconds, outputs, run_seconds = in_fresh_process(
-                        measure, corpus, model, inputs, out, dict(options, dask=address or options.get("dask")))
+                        measure, corpus, model, inputs, out, dict(options, dask=dask))
                 serial = serial or (reports, outputs)
                 assert reports == serial[0], f"{mode}: reports differ from the serial run"
                 assert outputs == serial[1], f"{mode}: outputs differ from the serial run"

@@ -235,13 +235,14 @@ def _map_dask(task, items, address: str, jobs: int, notify) -> list:
     if address == "local":
         from .dask_local import LocalDaskCluster
 
-        with LocalDaskCluster(jobs) as cluster:  # started before this process imports Dask: they overlap
-            distributed = _distributed()
-            return _map_on_scheduler(distributed, task, items, cluster.address(), notify)
-    return _map_on_scheduler(_distributed(), task, items, address, notify)
+        with LocalDaskCluster(jobs) as cluster:
+            _distributed()  # imported here while the cluster starts
+            return _map_on_scheduler(task, items, cluster.address(), notify)
+    return _map_on_scheduler(task, items, address, notify)
 
 
-def _map_on_scheduler(distributed, task, items, address: str, notify) -> list:
+def _map_on_scheduler(task, items, address: str, notify) -> list:
+    distributed = _distributed()
     try:
         client = distributed.Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as exc:
