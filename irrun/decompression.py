@@ -18,8 +18,8 @@ the code alphabet (16 values for 4-bit types, 256 for 8-bit) and the weight is a
 codes: the same arithmetic on the same operands, so the same bits as folding the whole chain.
 
 What is matched (anything else is folded at load as before):
-- the head: `Convert(C)` or the codebook form `Gather(table, C or Convert(C), axis 0)`, C a Const of an
-  integer or float type of at most 8 bits (u8 i8 u4 i4 u2 u3 u6 nf4 f4e2m1 f8e4m3 f8e5m2 ...),
+- the head: `Convert(C)` or the codebook form `Gather(table, C or Convert(C), axis 0)`, C a Const of rank
+  2 or more, of an integer or float type of at most 8 bits (u8 i8 u4 i4 u2 u3 u6 nf4 f4e2m1 f8e4m3 ...),
 - then any of `Convert`, `Subtract`, `Multiply`, `Add` whose other input is a constant side input that
   is the same along the codes' innermost axis (zero points and scales per group or per channel), then at
   most one `Reshape` that keeps the leading (row) axis, then `Convert`s,
@@ -116,8 +116,9 @@ def _is_codes(graph, source) -> bool:
     if node.ref.type != "Constant" or node.op is None:
         return False
     et: ElementType = node.op.element_type
+    # Rank 2 at least: the lookup table runs along the innermost axis, the rows along the leading one.
     return et.storage is not None and et.bits <= HEAD_TYPES_MAX_BITS and et.name not in ("boolean",) \
-        and len(node.op.shape) >= 1
+        and len(node.op.shape) >= 2
 
 
 def _is_side(graph, source) -> bool:

@@ -305,3 +305,15 @@ def test_chain_that_cannot_stream_is_folded_whole(tmp_path):
     assert len(model.decompression.chains) == 1 and weight.cached is not None
     got = list(model.run([np.eye(cols, dtype=np.float32)]).values())
     O.assert_same(got, [np.ascontiguousarray(folded_weights(path)["MatMul"].T)], zero_sign=False)
+
+
+def test_gather_from_a_1d_converted_table_is_folded():
+    """Gather(Convert(f8e4m3 Const [16]), ids, axis 0): a 1-D Const is not a code tensor (no rows and
+    innermost axis to build a table on), so this is folded, not matched (it raised numpy's ValueError,
+    found by tools/fuzz.py on a cb4 export whose codebook Gather lost its chain). Bytes 4, 8, 60 are
+    f8e4m3 2^-7 (subnormal), 2^-6 and 1.5."""
+    path = __import__("pathlib").Path(__file__).parent / "data" / "fuzz_regressions" / "codebook_rank1_gather"
+    model = irrun.load(str(path / "model.xml"))
+    assert not model.decompression.chains
+    got = model.run([np.array([1, 2, 15], np.int32)])["output0"]
+    assert got.dtype == np.float16 and got.tolist() == [2.0 ** -7, 2.0 ** -6, 1.5]

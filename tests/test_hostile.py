@@ -249,11 +249,34 @@ def test_fuzzed_models_give_success_or_irerror(tmp_path):
     assert outcomes.get("ok") and outcomes.get("irerror")  # the mutations reach both outcomes
 
 
+FUZZ_NEW_SEED_CASES = 30
+# The seeds beyond models/: every weight format of the LLM exports, stateful and stateless decoders, seq2seq
+# encoders and decoders (run on their recorded steps), compressed MatMul blocks, string-typed IRs.
+NEW_SEED_DIRS = [directory for directory in fuzz.SEED_DIRS if directory != MODELS and directory.is_dir()]
+
+
+def test_fuzzed_new_seeds_give_success_or_irerror(tmp_path):
+    seeds = fuzz.load_seeds(NEW_SEED_DIRS)
+    assert any(seed.feeds for seed in seeds) and any(b"string" in seed.xml for seed in seeds)
+    rng, nprng = random.Random(20261126), np.random.default_rng(20261126)
+    outcomes = {}
+    for case in range(FUZZ_NEW_SEED_CASES):
+        seed = rng.choice(seeds)
+        xml_bytes, bin_bytes, feeds, kind = fuzz.make_case(seed, rng)
+        try:
+            outcome = fuzz.run_case(xml_bytes, bin_bytes, tmp_path, nprng, feeds)
+        except Exception as exc:  # noqa: BLE001
+            pytest.fail(f"case {case} ({kind} of {seed.name}): {type(exc).__name__}: {exc}")
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    assert outcomes.get("ok") and outcomes.get("irerror")
+
+
 @pytest.mark.parametrize("case", sorted(p.name for p in REGRESSIONS.iterdir()))
 def test_fuzz_regressions(case, tmp_path):
     directory = REGRESSIONS / case
+    feeds = fuzz.read_feeds(directory / "feeds.npz") if (directory / "feeds.npz").exists() else None
     fuzz.run_case((directory / "model.xml").read_bytes(), (directory / "model.bin").read_bytes(), tmp_path,
-                  np.random.default_rng(0))
+                  np.random.default_rng(0), feeds)
 
 
 def test_cli_never_prints_a_traceback(tmp_path):

@@ -4,6 +4,11 @@ Each case mutates a valid IR (attribute values, dims, edges, ids, Const fields, 
 and the .bin), then loads and runs it. The only acceptable outcomes are success and irrun.IRError;
 anything else is a finding, saved under --save for a regression case.
 
+Seeds are every *.xml under the seed folders (SEED_DIRS by default). A seed with recorded inputs (the
+steps.npz of an LLM export) is run on them, step after step in one session (a stateful decoder's prefill,
+then a decode step reading its KV cache); a case may instead keep the model and mutate those inputs (values
+out of range, other shapes, other dtypes). Other seeds are run on random inputs.
+
     python tools/fuzz.py --cases 20000 --seed 1 --save tests/data/fuzz_regressions
 """
 from __future__ import annotations
@@ -14,7 +19,7 @@ import re
 import sys
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +27,18 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import irrun  # noqa: E402
 
+REPO = Path(__file__).resolve().parents[1]
+SEED_DIRS = [
+    REPO / "models",                    # example models: static shapes, f32 weights
+    REPO / "tests" / "data" / "llm",    # optimum-intel exports: every weight format, stateful and stateless
+                                        # decoders, MoE, seq2seq encoders and decoders (with their steps.npz)
+    REPO / "tests" / "data" / "compressed",  # nncf-compressed MatMul blocks
+    REPO / "tests" / "data" / "fuzz_seeds",  # string-typed IRs (tools/make_string_seeds.py)
+    # Tokenizer and detokenizer IRs (issue 20, string inputs): add their folder here, unless they already sit
+    # in one of the folders above (openvino_tokenizer.xml beside an LLM export is picked up as it is).
+]
 FUZZ_BUDGET = 256 << 20  # bytes: small, so hostile shapes fail fast
+FEED_MUTATION_SHARE = 0.15  # of the cases of a seed with recorded inputs: keep the model, mutate its inputs
 MAX_INPUT_ELEMENTS = 1 << 16  # larger (mutated) inputs are loaded but not run, to keep cases quick
 
 ODD_VALUES = ["", " ", "-1", "0", "1", "2", "3", "-7", "999999999999", "1" * 40, "1,,2", "abc", "1.5", "nan",
@@ -35,6 +51,7 @@ class Seed:
     name: str
     xml: bytes
     bin: bytes
+    feeds: list = field(default_factory=list)  # scenarios of recorded inputs: each a list of steps {name: array}
 
 
 def load_seeds(directories) -> list[Seed]:
@@ -42,8 +59,42 @@ def load_seeds(directories) -> list[Seed]:
     for directory in directories:
         for xml in sorted(Path(directory).glob("**/*.xml")):
             bin_path = xml.with_suffix(".bin")
-            seeds.append(Seed(str(xml), xml.read_bytes(), bin_path.read_bytes() if bin_path.exists() else b""))
+            seeds.append(Seed(str(xml), xml.read_bytes(), bin_path.read_bytes() if bin_path.exists() else b"",
+                              recorded_feeds(xml)))
     return seeds
+
+
+def recorded_feeds(xml: Path) -> list:
+    """The inputs recorded beside a seed: a feeds.npz (see save_feeds), or an LLM export's steps.npz
+    (tests/data/llm/README.md): per scenario, the encoder's step for an encoder IR, the first two steps
+    (prefill, then a decode step) for a decoder IR."""
+    if (xml.parent / "feeds.npz").exists():
+        return [read_feeds(xml.parent / "feeds.npz")]
+    steps_path = xml.parent / "steps.npz"
+    if not steps_path.exists() or not xml.name.startswith("openvino_"):
+        return []
+    with np.load(steps_path) as steps:
+        arrays = {key: steps[key] for key in steps.files}
+    names = ["encoder"] if "encoder" in xml.name else ["0", "1"]
+    scenarios = sorted({key.split("/")[0] for key in arrays})
+    return [[_feeds_under(arrays, f"{scenario}/{name}/") for name in names] for scenario in scenarios
+            if f"{scenario}/{names[0]}/input_ids" in arrays or f"{scenario}/{names[0]}/input_features" in arrays]
+
+
+def _feeds_under(arrays: dict, prefix: str) -> dict:
+    return {key[len(prefix):]: value for key, value in arrays.items()
+            if key.startswith(prefix) and key[len(prefix):] not in ("logits", "last_hidden_state")}
+
+
+def save_feeds(path: Path, steps: list) -> None:
+    """Steps of inputs as an .npz keyed `<step>/<input name>` (a regression case's feeds.npz)."""
+    np.savez(path, **{f"{index}/{name}": array for index, step in enumerate(steps) for name, array in step.items()})
+
+
+def read_feeds(path: Path) -> list:
+    with np.load(path) as saved:
+        count = 1 + max(int(key.split("/")[0]) for key in saved.files)
+        return [_feeds_under({key: saved[key] for key in saved.files}, f"{index}/") for index in range(count)]
 
 
 def _sub_nth(pattern: str, text: str, rng: random.Random, replace) -> str:
@@ -114,6 +165,44 @@ def mutate(seed: Seed, rng: random.Random) -> tuple[bytes, bytes, str]:
     return text.encode("utf-8", errors="replace"), blob, kind
 
 
+def make_case(seed: Seed, rng: random.Random) -> tuple[bytes, bytes, list | None, str]:
+    """One case of a seed: the XML, the .bin, the steps of inputs to run (None: random inputs), a
+    description. Seeds without recorded inputs draw from `rng` exactly as `mutate` does."""
+    if seed.feeds and rng.random() < FEED_MUTATION_SHARE:
+        return seed.xml, seed.bin, mutate_feeds(rng.choice(seed.feeds), rng), "feeds"
+    xml_bytes, bin_bytes, kind = mutate(seed, rng)
+    return xml_bytes, bin_bytes, (rng.choice(seed.feeds) if seed.feeds else None), kind
+
+
+def mutate_feeds(steps: list, rng: random.Random) -> list:
+    """The steps with one input of one step replaced: odd values, another shape or another dtype."""
+    steps = [dict(step) for step in steps]
+    step = rng.choice(steps)
+    name = rng.choice(sorted(step))
+    array = step[name]
+    action = rng.randrange(3)
+    if action == 0:
+        odd = np.array([-1, 0, 1, 2, 255, 256, 2 ** 31 - 1, -2 ** 31, 10 ** 6], dtype=np.int64)
+        values = rng.choice(list(odd) + [np.nan, np.inf] * (array.dtype.kind == "f"))
+        array = array.copy()
+        if array.size:
+            array.reshape(-1)[rng.randrange(array.size)] = values if array.dtype.kind == "f" else \
+                np.array(values).astype(array.dtype)
+    elif action == 1:
+        shape = list(array.shape)
+        if shape and rng.random() < 0.7:
+            shape[rng.randrange(len(shape))] = rng.choice([0, 1, 2, 3, 7])
+        elif shape and rng.random() < 0.5:
+            del shape[rng.randrange(len(shape))]
+        else:
+            shape.insert(rng.randrange(len(shape) + 1), rng.choice([1, 2]))
+        array = np.resize(array, shape)
+    else:
+        array = array.astype(rng.choice([np.float32, np.float16, np.int32, np.int64, np.uint8, np.uint64, bool]))
+    step[name] = array
+    return steps
+
+
 def _mutate_attrs(attrs: str, rng: random.Random) -> str:
     pairs = re.findall(r'([\w-]+)="([^"]*)"', attrs)
     if not pairs:
@@ -143,7 +232,9 @@ def random_inputs(model, rng: np.random.Generator):
         if int(np.prod(shape, dtype=object)) > MAX_INPUT_ELEMENTS:
             return None
         dtype = np.dtype(irrun.ir.types.element_type(desc.element_type).storage)
-        if dtype.kind == "f":
+        if desc.element_type == "string":
+            feeds.append(random_strings(shape, rng))
+        elif dtype.kind == "f":
             feeds.append(rng.standard_normal(shape).astype(dtype))
         elif dtype.kind == "b":
             feeds.append(rng.integers(0, 2, shape).astype(bool))
@@ -152,8 +243,16 @@ def random_inputs(model, rng: np.random.Generator):
     return feeds
 
 
-def run_case(xml_bytes: bytes, bin_bytes: bytes, directory: Path, rng: np.random.Generator) -> str:
-    """'ok' or 'irerror'; raises anything else."""
+def random_strings(shape, rng: np.random.Generator) -> np.ndarray:
+    """Short strings of any bytes (not always UTF-8), empty ones included."""
+    out = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=object)
+    out[:] = [rng.integers(0, 256, int(rng.integers(0, 9)), dtype=np.uint8).tobytes() for _ in range(out.size)]
+    return out.reshape(shape)
+
+
+def run_case(xml_bytes: bytes, bin_bytes: bytes, directory: Path, rng: np.random.Generator, feeds=None) -> str:
+    """'ok' or 'irerror'; raises anything else. `feeds`: steps of inputs by name, run in one session, when
+    the model has inputs of those names (else, or when None, one run on random inputs)."""
     xml_path = directory / "model.xml"
     xml_path.write_bytes(xml_bytes)
     (directory / "model.bin").write_bytes(bin_bytes)
@@ -161,9 +260,15 @@ def run_case(xml_bytes: bytes, bin_bytes: bytes, directory: Path, rng: np.random
         if hasattr(irrun, "check"):
             irrun.check(xml_path)
         model = irrun.load(xml_path, max_memory=FUZZ_BUDGET)
-        feeds = random_inputs(model, rng)
-        if feeds is not None:
-            model.run(feeds)
+        names = [desc.name for desc in model.inputs]
+        if feeds and all(name in feeds[0] for name in names):
+            steps = [{name: step[name] for name in names if name in step} for step in feeds]
+        else:
+            steps = [random_inputs(model, rng)]
+        session = model.session()
+        for step in steps:
+            if step is not None:
+                session.run(step)
         return "ok"
     except irrun.IRError as exc:
         message = str(exc)
@@ -177,7 +282,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--models", nargs="*", default=[str(Path(__file__).resolve().parents[1] / "models")])
+    parser.add_argument("--models", nargs="*", default=[str(d) for d in SEED_DIRS if d.is_dir()],
+                        help="seed folders (default: SEED_DIRS)")
     parser.add_argument("--save", type=Path, help="folder to save failing cases in")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/irrun-fuzz"))
     args = parser.parse_args(argv)
@@ -188,9 +294,9 @@ def main(argv=None):
     started = time.time()
     for case in range(args.cases):
         seed = rng.choice(seeds)
-        xml_bytes, bin_bytes, kind = mutate(seed, rng)
+        xml_bytes, bin_bytes, feeds, kind = make_case(seed, rng)
         try:
-            outcome = run_case(xml_bytes, bin_bytes, args.workdir, nprng)
+            outcome = run_case(xml_bytes, bin_bytes, args.workdir, nprng, feeds)
         except Exception:  # noqa: BLE001 - every other outcome is a finding
             outcome = "FAILURE"
             print(f"case {case} ({kind} of {seed.name}):\n{traceback.format_exc()}", file=sys.stderr)
@@ -199,6 +305,8 @@ def main(argv=None):
                 target.mkdir(parents=True, exist_ok=True)
                 (target / "model.xml").write_bytes(xml_bytes)
                 (target / "model.bin").write_bytes(bin_bytes)
+                if feeds:
+                    save_feeds(target / "feeds.npz", feeds)
         counts[outcome] = counts.get(outcome, 0) + 1
     print(f"{args.cases} cases from {len(seeds)} seeds in {time.time() - started:.0f} s: "
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
