@@ -285,6 +285,7 @@ def main(argv=None):
     parser.add_argument("--models", nargs="*", default=[str(d) for d in SEED_DIRS if d.is_dir()],
                         help="seed folders (default: SEED_DIRS)")
     parser.add_argument("--save", type=Path, help="folder to save failing cases in")
+    parser.add_argument("--progress", type=int, default=0, help="print the counts every this many cases")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/irrun-fuzz"))
     args = parser.parse_args(argv)
     seeds = load_seeds(args.models)
@@ -308,6 +309,9 @@ def main(argv=None):
                 if feeds:
                     save_feeds(target / "feeds.npz", feeds)
         counts[outcome] = counts.get(outcome, 0) + 1
+        if args.progress and (case + 1) % args.progress == 0:
+            print(f"{case + 1} cases in {time.time() - started:.0f} s: " +
+                  ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), flush=True)
     print(f"{args.cases} cases from {len(seeds)} seeds in {time.time() - started:.0f} s: "
           + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 1 if counts.get("FAILURE") else 0
