@@ -24,7 +24,7 @@ import pytest
 from openvino import opset1, opset2, opset8, opset14
 
 import oracle as O
-from oracle import OracleUnsupported, assert_same, build, patch_layer, run_cpu, run_reference
+from oracle import OracleUnsupported, assert_same, build, patch_layer, run_cpu, run_cpu_many, run_reference
 
 F32_LOWEST = np.float32(np.finfo(np.float32).min)  # -3.4028235e38
 
@@ -559,13 +559,15 @@ def build_roi(tmp, cfg, x, rois):
 def test_roi_pooling_sweep(tmp_path, batch):
     seed = 2000 + batch
     rng = np.random.default_rng(seed)
-    failures = []
+    failures, cases = [], []
     for i in range(ROI_SWEEP[1]):
         cfg = gen_roi_cfg(rng, i)
         x = gen_data(rng, cfg["shape"], cfg["dtype"], cfg["mode"])
         rois = gen_rois(rng, cfg)
-        built = build_roi(tmp_path / f"c{i}", cfg, x, rois)
-        names, expected = run_cpu(built)  # no reference evaluate() exists for ROIPooling
+        cases.append((cfg, rois, build_roi(tmp_path / f"c{i}", cfg, x, rois)))
+    # no reference evaluate() exists for ROIPooling
+    oracle = run_cpu_many([built for _, _, built in cases])
+    for i, ((cfg, rois, built), (names, expected)) in enumerate(zip(cases, oracle)):
         assert expected[0].dtype == np.dtype(cfg["dtype"])
         bilinear = cfg["method"] == "bilinear"
         ctx = "ROIPooling-2 sweep [CPU oracle] " + describe(dict(seed=seed, case=i, **cfg)) + \
