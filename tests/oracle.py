@@ -305,6 +305,12 @@ def run_reference(built: Built | ov.Model, feeds: Sequence[np.ndarray] | None = 
     ]
 
 
+# A capped ISA on a CPU that has more is not a CPU that has only that ISA: some of the plugin's JIT kernels then
+# fail to compile ("evex is invalid", "jit_load_emitter: have unexpected number of elements") or crash.
+_CAPPED_ISA = (f" (ONEDNN_MAX_CPU_ISA={os.environ['ONEDNN_MAX_CPU_ISA']}: the capped plugin fails where a CPU with only"
+               " that ISA may not)" if os.environ.get("ONEDNN_MAX_CPU_ISA") else "")
+
+
 def _compile_on_cpu(model: ov.Model, i64_index_twin: bool) -> tuple[ov.CompiledModel, set[int]]:
     """The model compiled for the CPU plugin (f32 inference precision), and the outputs to widen to i64: with
     ``i64_index_twin`` AdaptiveMaxPools with i64 indices (which the plugin refuses) become i32 ones."""
@@ -345,7 +351,7 @@ def run_cpu(
     try:
         compiled, widen = _compile_on_cpu(built.model, i64_index_twin)
     except Exception as e:  # noqa: BLE001
-        raise OracleUnsupported("CPU plugin: " + str(e).strip().splitlines()[-1]) from e
+        raise OracleUnsupported("CPU plugin: " + str(e).strip().splitlines()[-1] + _CAPPED_ISA) from e
     outs = _infer_on_cpu(compiled, widen, feeds)
     names = [_any_name(o, i) for i, o in enumerate(compiled.outputs)]
     return names, outs
