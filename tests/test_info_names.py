@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 import irrun
-from irrun import debug
-from irrun.cli import cli
+from irrun.tools import debug
+from irrun.cli.main import cli
 
 from irbuild import IRBuilder
 

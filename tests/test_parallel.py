@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 import irrun
 import parallel_tasks
-from irrun import dask_local, parallel
-from irrun.cli import cli
-from irrun.parallel import ParallelError, TaskFailed, map_ordered
+from irrun.scale import dask_local, parallel
+from irrun.cli.main import cli
+from irrun.scale.parallel import ParallelError, TaskFailed, map_ordered
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
 import fuzz  # noqa: E402

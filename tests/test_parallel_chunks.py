@@ -13,8 +13,9 @@ import distributed
 import pytest
 
 import parallel_tasks
-from irrun import dask_local, heap, parallel
-from irrun.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
+from irrun.engine import heap
+from irrun.scale import dask_local, parallel
+from irrun.scale.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
 
 
 @pytest.fixture(scope="module")

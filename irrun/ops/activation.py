@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from ..inplace import same_buffer
+from ..engine.inplace import same_buffer
 from .arithmetic import BOOLEAN, as_work, c_cast, finish, reject_boolean, work_dtype
 from .attrs import Bool, Enum, Float, Int
 from .broadcasting import numpy_shape

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from ..inplace import same_buffer
+from ..engine.inplace import same_buffer
 from ..ir.types import ELEMENT_TYPES, ElementType
 from .attrs import Bool
 from .broadcasting import (

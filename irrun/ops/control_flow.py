@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..budget import Budget
+from .budget import Budget
 from ..errors import ExecutionError, IRError, ShapeError
 from ..ir.model import Body, PortMapEntry
 from ..ir.types import element_type
@@ -48,7 +48,7 @@ class _NestedBudget(Budget):
 
 
 def _body_model_class():
-    from ..runtime import Model
+    from ..engine.runtime import Model
 
     class _BodyModel(Model):
         """A runtime Model of a body whose Parameters take the shapes and types the outer op gives."""
@@ -74,7 +74,7 @@ class _Graph:
     """One body: its graph, built once, and runtime Models of it per input signature (shapes and types)."""
 
     def __init__(self, name: str, body: Body, context):
-        from ..graph import build_graph
+        from ..engine.graph import build_graph
 
         self.name, self.body, self.context = name, body, context
         try:

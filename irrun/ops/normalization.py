@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..inplace import same_buffer
+from ..engine.inplace import same_buffer
 from .attrs import Bool, Enum, Float, Int, Ints
 from .reduction import axes_input, normalize_axes
 from .registry import Op, TensorInfo, op

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from .budget import parse_size
+from ..ops.budget import parse_size
 
 
 def memory_size(ctx, param, value):

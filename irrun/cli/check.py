@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from .batch import check_many
-from .check import Report
-from .cli_batch import parallel_options, progress_bar
+from ..scale.batch import check_many
+from ..tools.check import Report
+from .batch import parallel_options, progress_bar
 
 EXIT_OK, EXIT_NOT_CONFORMANT = 0, 1
 
@@ -61,7 +61,7 @@ def check_command(paths, output_format, strict, jobs, dask):
     files, directories = collect_files(paths)
     if not files:
         raise click.UsageError(f"no .xml files under {', '.join(paths)}")
-    from .cli import _errors_reported
+    from .main import _errors_reported
 
     with _errors_reported(False):
         reports = check_files(files, progress=directories and _on_terminal(), jobs=jobs, dask=dask)

@@ -7,14 +7,14 @@ import traceback
 import click
 import numpy as np
 
-from . import load
-from .arrays import bind_inputs, save_outputs
-from .cli_batch import parallel_options, run_inputs_dir
-from .cli_options import memory_size
-from .cli_check import check_command
-from .cli_debug import RunTools, compare_command, info_command, run_tool_options
-from .cli_generate import generate_command
-from .errors import IRError
+from .. import load
+from ..tools.arrays import bind_inputs, save_outputs
+from .batch import parallel_options, run_inputs_dir
+from .options import memory_size
+from .check import check_command
+from .debug import RunTools, compare_command, info_command, run_tool_options
+from .generate import generate_command
+from ..errors import IRError
 
 EXIT_MODEL_ERROR = 1
 

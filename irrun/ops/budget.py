@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import MemoryBudgetError
+from ..errors import MemoryBudgetError
 
 DEFAULT_FRACTION = 0.5
 

@@ -11,20 +11,20 @@ from types import MappingProxyType
 import numpy as np
 
 from . import heap, inplace, names
-from .budget import Budget
+from ..ops.budget import Budget
 from .decompression import Decompression
-from .errors import ExecutionError, InputError, IRError, ShapeError
+from ..errors import ExecutionError, InputError, IRError, ShapeError
 from .folding import WideValues
 from .graph import Graph, Node, build_graph
-from .ir.types import ElementType, element_type, from_dtype
-from .ir.weights import RELEASE_BYTES, WeightsFile
-from .ir.xml import read_xml
-from .ops import TensorInfo
-from .ops.registry import Context
-from .ops.strings import as_bytes_list, string_tensor
-from .ops.state import WARNING_RULES as STATE_WARNINGS
-from .ops.state import AssignBase, ReadValueBase, graph_variables, variable_problems
-from .ops.shapes import numel, parse_dim, shape_str
+from ..ir.types import ElementType, element_type, from_dtype
+from ..ir.weights import RELEASE_BYTES, WeightsFile
+from ..ir.xml import read_xml
+from ..ops import TensorInfo
+from ..ops.registry import Context
+from ..ops.strings import as_bytes_list, string_tensor
+from ..ops.state import WARNING_RULES as STATE_WARNINGS
+from ..ops.state import AssignBase, ReadValueBase, graph_variables, variable_problems
+from ..ops.shapes import numel, parse_dim, shape_str
 from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, tensor_bytes
 from .replan import make_template, replan, reuse_key
 
@@ -371,7 +371,7 @@ class Model:
 
     def run_batch(self, inputs, outputs_dir, jobs: int = 1, dask: str | None = None, on_result=None):
         """Run every input file (.npy/.npz) in `inputs`, saving outputs_dir/<stem>.npz; see irrun.batch.run_batch."""
-        from .batch import run_batch
+        from ..scale.batch import run_batch
         return run_batch(self, inputs, outputs_dir, jobs=jobs, dask=dask, on_result=on_result)
 
     def session(self) -> "Session":

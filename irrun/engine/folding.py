@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir.types import ELEMENT_TYPES
-from .ops.conversion import convert_array
-from .ops.registry import TensorInfo
+from ..ir.types import ELEMENT_TYPES
+from ..ops.conversion import convert_array
+from ..ops.registry import TensorInfo
 
 NARROW_FLOATS = ("f16", "bf16")  # the types ConstantFolding computes in f32
 F32 = ELEMENT_TYPES["f32"]

@@ -3,7 +3,7 @@ loaded model) and `info` (also on a model irrun cannot load) name tensors the sa
 from __future__ import annotations
 
 from .graph import layer_ref
-from .ir.model import IRDocument, Layer
+from ..ir.model import IRDocument, Layer
 
 
 def tensor_names(doc: IRDocument, layer: Layer, port_index: int) -> tuple[str, ...]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .errors import GraphError, IRError, LayerRef, UnsupportedOpError
-from .ir.model import IRDocument, Layer
-from .ir.opsets import first_listed, is_known_opset, resolve
-from .ops import lookup
-from .ops.registry import Context, Op
+from ..errors import GraphError, IRError, LayerRef, UnsupportedOpError
+from ..ir.model import IRDocument, Layer
+from ..ir.opsets import first_listed, is_known_opset, resolve
+from ..ops import lookup
+from ..ops.registry import Context, Op
 
 Report = Callable[[IRError], None]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from .cli_options import memory_size
-from .errors import InputError
+from .options import memory_size
+from ..errors import InputError
 
 
 def _token_ids(ctx, param, value):
@@ -32,9 +32,9 @@ def generate_command(folder, ids, max_new_tokens, against, max_memory, show_trac
     exports it): feeds the prompt --ids, then each chosen token, and prints the new token ids. With --against
     openvino, the exit status is 1 when OpenVINO chooses a different token at some step (compared over the
     last position's logits; irrun's token is fed back)."""
-    from . import generate
-    from .cli import _errors_reported
-    from .debug import on_terminal
+    from ..tools import generate
+    from .main import _errors_reported
+    from ..tools.debug import on_terminal
 
     with _errors_reported(show_traceback):
         if not ids:

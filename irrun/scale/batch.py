@@ -9,11 +9,11 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .arrays import bind_inputs, save_outputs
-from .check import ERROR, Diagnostic, Report, check
-from .errors import InputError, IRError
+from ..tools.arrays import bind_inputs, save_outputs
+from ..tools.check import ERROR, Diagnostic, Report, check
+from ..errors import InputError, IRError
 from .parallel import TaskFailed, map_ordered
-from .runtime import Model, load
+from ..engine.runtime import Model, load
 
 INPUT_SUFFIXES = (".npy", ".npz")
 

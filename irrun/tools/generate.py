@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 MODEL_XML = "openvino_model.xml"
 TOKENIZER_XML = "openvino_tokenizer.xml"
@@ -160,7 +160,7 @@ class IrrunDecoder:
 
 
 def _storage(element_type: str):
-    from .ir.types import element_type as lookup
+    from ..ir.types import element_type as lookup
 
     et = lookup(element_type)
     if et is None or et.storage is None:
@@ -285,7 +285,7 @@ def generate(decoder, config: GenerationConfig, prompt, max_new_tokens: int, aga
 def generate_folder(folder, prompt, max_new_tokens: int, against_openvino: bool = False,
                     max_memory: int | None = None, on_step=None) -> Generation:
     """`generate` on an optimum-intel folder: irrun, and OpenVINO beside it when `against_openvino`."""
-    from . import load
+    from .. import load
 
     xml, config = read_folder(folder)
     prompt = check_prompt(prompt, config.vocab_size)

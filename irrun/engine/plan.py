@@ -20,10 +20,10 @@ from typing import Callable
 
 import numpy as np
 
-from .budget import format_bytes
+from ..ops.budget import format_bytes
 from .inplace import mark as mark_inplace
-from .ops.registry import TensorInfo
-from .ops.shapes import numel, shape_str
+from ..ops.registry import TensorInfo
+from ..ops.shapes import numel, shape_str
 
 INPUT, CONSTANT, KERNEL, RESULT = "input", "constant", "kernel", "result"
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from . import debug
-from .cli_options import memory_size
-from .errors import InputError, IRError
-from .ops.coverage import format_missing_ops, missing_ops
+from ..tools import debug
+from .options import memory_size
+from ..errors import InputError, IRError
+from ..ops.coverage import format_missing_ops, missing_ops
 
 
 def _shape_option(ctx, param, values):
@@ -125,9 +125,9 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
     An element differs when |irrun - reference| > atol + rtol * |reference|. Prints per tensor the max
     absolute and relative error, the mismatch count and NaN/Inf counts, and names the first layer in
     execution order that exceeds the tolerance. Exit 0 when every final output matches, 1 otherwise."""
-    from . import load
-    from .arrays import bind_inputs
-    from .cli import _errors_reported
+    from .. import load
+    from ..tools.arrays import bind_inputs
+    from .main import _errors_reported
 
     if rtol < 0 or atol < 0:
         raise click.UsageError("--rtol and --atol must be non-negative")
@@ -183,7 +183,7 @@ def _reference_kind(against: str) -> str:
 def info_command(model, ops, missing, output_format, show_traceback):
     """Describe MODEL: IR version, inputs and outputs, op histogram by Type-version, opsets, weights and
     the checker's findings. With --ops (MODEL optional): the ops irrun implements."""
-    from .cli import _errors_reported
+    from .main import _errors_reported
 
     if model is None and not ops:
         raise click.UsageError("give a MODEL, or --ops to list the ops irrun implements")

@@ -20,12 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import names as naming
-from .errors import InputError, IRError
-from .graph import Node, layer_ref
-from .ir.opsets import CLASS_VERSIONS, openvino_class_note
-from .ops.registry import supported_ops
-from .ops.shapes import parse_partial_shape, shape_str
+from ..engine import names as naming
+from ..errors import InputError, IRError
+from ..engine.graph import Node, layer_ref
+from ..ir.opsets import CLASS_VERSIONS, openvino_class_note
+from ..ops.registry import supported_ops
+from ..ops.shapes import parse_partial_shape, shape_str
 
 Observer = Callable[[Node, list, float], None]
 
@@ -740,8 +740,8 @@ def model_info(path, with_checker: bool = True) -> dict:
     """What a model file holds: IR version, inputs and outputs, op histogram by Type-version, opsets,
     weights and, when irrun.check is available, the checker's diagnostics. Works on models irrun cannot
     run (inputs/outputs then come from the declared ports and `load_error` says why)."""
-    from . import load
-    from .ir.xml import read_xml
+    from .. import load
+    from ..ir.xml import read_xml
 
     doc = read_xml(path)
     info: dict = {"file": str(path), "name": doc.name, "ir_version": doc.ir_version}
@@ -790,7 +790,7 @@ def model_info(path, with_checker: bool = True) -> dict:
 
 def _declared_ports(doc) -> tuple[list, list]:
     """Inputs and outputs of a model irrun cannot load, from the declared ports, named as `run` names them."""
-    from .ir.types import element_type
+    from ..ir.types import element_type
 
     def type_name(text):
         et = element_type(text) if text else None

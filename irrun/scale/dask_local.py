@@ -22,7 +22,7 @@ import time
 import warnings
 from contextlib import contextmanager
 
-from . import heap
+from ..engine import heap
 from .parallel import _STARTUP_THREAD_ENV, DASK_EXTRA_HINT, ParallelError, _describe, _distributed
 
 START_TIMEOUT = 60.0  # seconds for the host to report its scheduler's address

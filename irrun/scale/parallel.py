@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from . import heap
-from .errors import IRError
+from ..engine import heap
+from ..errors import IRError
 
 # A BLAS's last bit can depend on its thread count, so workers get the thread settings this process started
 # with (NumPy read them when it was imported), and their results equal a serial run's.

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 import click
 
-from .batch import input_files, run_batch
+from ..scale.batch import input_files, run_batch
 
 
 def _dask_address(ctx, param, value):

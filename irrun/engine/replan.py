@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ops.registry import TensorInfo
+from ..ops.registry import TensorInfo
 from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step
 
 

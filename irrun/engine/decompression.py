@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .folding import F32, NARROW_FLOATS as NARROW, WideValues
-from .ir.types import ElementType
-from .ir.weights import decode
-from .ops.conversion import convert_array
-from .ops.registry import TensorInfo
+from ..ir.types import ElementType
+from ..ir.weights import decode
+from ..ops.conversion import convert_array
+from ..ops.registry import TensorInfo
 from .plan import KERNEL, REWRITES, Step
 
 HEAD_TYPES_MAX_BITS = 8

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def load_array_file(path: str):

@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import IRError, LayerRef
-from .graph import Graph, Node, build_graph, layer_ref, unsupported_error
-from .ir.model import IRDocument, Port
-from .ir.types import element_type
-from .ir.weights import WeightsFile
-from .ir.xml import read_xml
-from .ops.registry import Context, TensorInfo
-from .ops.shapes import numel, parse_dim, shape_str
-from .ops.state import WARNING_RULES as STATE_WARNINGS
-from .ops.state import variable_problems
+from ..errors import IRError, LayerRef
+from ..engine.graph import Graph, Node, build_graph, layer_ref, unsupported_error
+from ..ir.model import IRDocument, Port
+from ..ir.types import element_type
+from ..ir.weights import WeightsFile
+from ..ir.xml import read_xml
+from ..ops.registry import Context, TensorInfo
+from ..ops.shapes import numel, parse_dim, shape_str
+from ..ops.state import WARNING_RULES as STATE_WARNINGS
+from ..ops.state import variable_problems
 
 ERROR, WARNING = "error", "warning"
 # Rules reported as warnings: OpenVINO reads such files, but something is probably not as intended.

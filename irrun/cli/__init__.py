@@ -1,0 +1,1 @@
+"""The `irrun` command: one module per command family."""
