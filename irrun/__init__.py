@@ -1,6 +1,8 @@
 """irrun: read OpenVINO IR models, check them against the op specification, run them with NumPy."""
 from .errors import IRError
-from .engine.runtime import Model, Session, TensorDesc, load
+from .engine.loader import load
+from .engine.runtime import Model, TensorDesc
+from .engine.session import Session
 from .tools.check import Report, check
 from .scale.batch import BatchReport, check_many, input_files, run_batch
 

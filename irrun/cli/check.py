@@ -10,6 +10,7 @@ import click
 from ..scale.batch import check_many
 from ..tools.check import Report
 from .batch import parallel_options, progress_bar
+from .errors import errors_reported
 
 EXIT_OK, EXIT_NOT_CONFORMANT = 0, 1
 
@@ -61,9 +62,7 @@ def check_command(paths, output_format, strict, jobs, dask):
     files, directories = collect_files(paths)
     if not files:
         raise click.UsageError(f"no .xml files under {', '.join(paths)}")
-    from .main import _errors_reported
-
-    with _errors_reported(False):
+    with errors_reported(False):
         reports = check_files(files, progress=directories and _on_terminal(), jobs=jobs, dask=dask)
     if output_format == "json":
         documents = [r.to_dict(strict) for r in reports]

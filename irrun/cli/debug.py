@@ -1,7 +1,8 @@
 """Debugging commands and `run` options: `irrun compare`, `irrun info`, and `run --dump-layers/--dump-filter/
---profile/--random-input/--seed/--shape`. The logic is in irrun/debug.py; this module parses options and prints.
+--profile/--random-input/--seed/--shape`. The logic is in irrun/tools/ (dumps, compare, profile, info, inputs); this module parses options
+and prints.
 
-irrun/cli.py imports this module at its top, so nothing here imports irrun.cli before a command runs."""
+irrun/cli/main.py imports this module at its top; it imports only the tools and cli/errors.py, never main."""
 from __future__ import annotations
 
 import json
@@ -10,15 +11,20 @@ from pathlib import Path
 
 import click
 
-from ..tools import debug
+from ..tools import profile as profiling
+from ..tools.compare import compare_with_dump, compare_with_openvino, compare_with_outputs
+from ..tools.dumps import LayerDumper, chain
+from ..tools.info import format_info, format_supported_ops, model_info, supported_ops_records
+from ..tools.inputs import fill_inputs, parse_shape_overrides
 from .options import memory_size
 from ..errors import InputError, IRError
 from ..ops.coverage import format_missing_ops, missing_ops
+from .errors import errors_reported
 
 
 def _shape_option(ctx, param, values):
     try:
-        return debug.parse_shape_overrides(values)
+        return parse_shape_overrides(values)
     except InputError as exc:
         raise click.BadParameter(exc.message) from None
 
@@ -77,18 +83,18 @@ class RunTools:
         """Add random inputs (--random-input) and check --shape against the given ones."""
         if not self.random_input and not self.shapes:
             return feeds
-        feeds, notes = debug.fill_inputs(model, feeds, random=self.random_input, overrides=self.shapes,
+        feeds, notes = fill_inputs(model, feeds, random=self.random_input, overrides=self.shapes,
                                          seed=self.seed)
         for text in notes:
             _note(text)
         return feeds
 
     def run(self, model, feeds: dict) -> dict:
-        dumper = debug.LayerDumper(self.dump_layers, self.dump_filter) if self.dump_layers else None
-        self.profiler = debug.Profiler(model) if self.profile else None
-        progress = debug.Progress(model) if debug.on_terminal() else None
+        dumper = LayerDumper(self.dump_layers, self.dump_filter) if self.dump_layers else None
+        self.profiler = profiling.Profiler(model) if self.profile else None
+        progress = profiling.Progress(model) if profiling.on_terminal() else None
         try:
-            return model.run(feeds, observer=debug.chain(dumper, self.profiler, progress))
+            return model.run(feeds, observer=chain(dumper, self.profiler, progress))
         finally:
             if progress is not None:
                 progress.close()
@@ -125,13 +131,12 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
     An element differs when |irrun - reference| > atol + rtol * |reference|. Prints per tensor the max
     absolute and relative error, the mismatch count and NaN/Inf counts, and names the first layer in
     execution order that exceeds the tolerance. Exit 0 when every final output matches, 1 otherwise."""
-    from .. import load
+    from ..engine.loader import load
     from ..tools.arrays import bind_inputs
-    from .main import _errors_reported
 
     if rtol < 0 or atol < 0:
         raise click.UsageError("--rtol and --atol must be non-negative")
-    with _errors_reported(show_traceback):
+    with errors_reported(show_traceback):
         target = _reference_kind(against)
         loaded = load(model, max_memory=max_memory)
         tools = RunTools(random_input=random_input, seed=seed, shapes=shapes)
@@ -140,14 +145,14 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
             feeds = tools.complete_inputs(loaded, feeds)
         except IRError as exc:
             raise exc.located(file=model) from None
-        progress = debug.Progress(loaded, label="comparing") if debug.on_terminal() else None
+        progress = profiling.Progress(loaded, label="comparing") if profiling.on_terminal() else None
         try:
             if target == "openvino":
-                comparison = debug.compare_with_openvino(loaded, feeds, rtol, atol, progress, threads)
+                comparison = compare_with_openvino(loaded, feeds, rtol, atol, progress, threads)
             elif target == "dump":
-                comparison = debug.compare_with_dump(loaded, feeds, against, rtol, atol, progress)
+                comparison = compare_with_dump(loaded, feeds, against, rtol, atol, progress)
             else:
-                comparison = debug.compare_with_outputs(loaded, feeds, against, rtol, atol, progress)
+                comparison = compare_with_outputs(loaded, feeds, against, rtol, atol, progress)
         finally:
             if progress is not None:
                 progress.close()
@@ -183,8 +188,6 @@ def _reference_kind(against: str) -> str:
 def info_command(model, ops, missing, output_format, show_traceback):
     """Describe MODEL: IR version, inputs and outputs, op histogram by Type-version, opsets, weights and
     the checker's findings. With --ops (MODEL optional): the ops irrun implements."""
-    from .main import _errors_reported
-
     if model is None and not ops:
         raise click.UsageError("give a MODEL, or --ops to list the ops irrun implements")
     if missing:
@@ -198,18 +201,18 @@ def info_command(model, ops, missing, output_format, show_traceback):
             if listing:
                 click.echo(listing)
         return
-    with _errors_reported(show_traceback):
+    with errors_reported(show_traceback):
         document = {}
         if model is not None:
-            document = debug.model_info(model)
+            document = model_info(model)
         if output_format == "json":
             if ops:
-                document = dict(document, supported_ops=debug.supported_ops_records())
+                document = dict(document, supported_ops=supported_ops_records())
             click.echo(json.dumps(document, indent=1))
             return
         if model is not None:
-            click.echo(debug.format_info(document))
+            click.echo(format_info(document))
         if ops:
             if model is not None:
                 click.echo("")
-            click.echo(debug.format_supported_ops())
+            click.echo(format_supported_ops())

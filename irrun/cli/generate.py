@@ -1,4 +1,4 @@
-"""`irrun generate`: greedy decoding of an optimum-intel decoder folder (logic in irrun/generate.py)."""
+"""`irrun generate`: greedy decoding of an optimum-intel decoder folder (logic in irrun/tools/generate.py)."""
 from __future__ import annotations
 
 import sys
@@ -8,6 +8,7 @@ import click
 
 from .options import memory_size
 from ..errors import InputError
+from .errors import errors_reported
 
 
 def _token_ids(ctx, param, value):
@@ -33,10 +34,9 @@ def generate_command(folder, ids, max_new_tokens, against, max_memory, show_trac
     openvino, the exit status is 1 when OpenVINO chooses a different token at some step (compared over the
     last position's logits; irrun's token is fed back)."""
     from ..tools import generate
-    from .main import _errors_reported
-    from ..tools.debug import on_terminal
+    from ..tools.profile import on_terminal
 
-    with _errors_reported(show_traceback):
+    with errors_reported(show_traceback):
         if not ids:
             raise InputError("--ids is empty: give at least one token id")
         if (Path(folder) / generate.TOKENIZER_XML).exists():

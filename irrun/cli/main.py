@@ -2,21 +2,19 @@
 from __future__ import annotations
 
 import sys
-import traceback
 
 import click
 import numpy as np
 
-from .. import load
+from ..engine.loader import load
 from ..tools.arrays import bind_inputs, save_outputs
 from .batch import parallel_options, run_inputs_dir
 from .options import memory_size
 from .check import check_command
+from .errors import errors_reported
 from .debug import RunTools, compare_command, info_command, run_tool_options
 from .generate import generate_command
 from ..errors import IRError
-
-EXIT_MODEL_ERROR = 1
 
 
 class DefaultRunGroup(click.Group):
@@ -57,10 +55,10 @@ def run(model, input_specs, output, max_memory, inputs_dir, outputs_dir, jobs, d
     """Run MODEL (a model.xml with its .bin beside it) on the given inputs."""
     if inputs_dir or outputs_dir or jobs != 1 or dask:
         _check_batch_options(input_specs, output, inputs_dir, outputs_dir, tool_options)
-        with _errors_reported(debug):
+        with errors_reported(debug):
             status = run_inputs_dir(model, inputs_dir, outputs_dir, jobs, dask, max_memory)
         sys.exit(status)
-    with _errors_reported(debug):
+    with errors_reported(debug):
         tools = RunTools(**tool_options)
         loaded = load(model, max_memory=max_memory)
         try:
@@ -84,30 +82,6 @@ def _check_batch_options(input_specs, output, inputs_dir, outputs_dir, tool_opti
     used = [name for name, value in tool_options.items() if value not in (None, False, {}, ())]
     if used:
         raise click.UsageError(f"--{used[0].replace('_', '-')} works on single runs, not with --inputs-dir")
-
-
-class _errors_reported:
-    """Turn every failure into one line on stderr and a non-zero exit."""
-
-    def __init__(self, debug: bool):
-        self.debug = debug
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if exc is None or isinstance(exc, (click.exceptions.Exit, click.ClickException, SystemExit)):
-            return False
-        if self.debug:
-            traceback.print_exception(kind, exc, tb)
-        if isinstance(exc, IRError):
-            message = str(exc)
-        elif isinstance(exc, KeyboardInterrupt):
-            message = "interrupted"
-        else:
-            message = f"internal error ({type(exc).__name__}: {exc}); please report it with the model"
-        click.echo("irrun: error: " + " ".join(message.split()), err=True)
-        sys.exit(EXIT_MODEL_ERROR)
 
 
 def format_summary(results: dict) -> str:

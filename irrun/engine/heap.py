@@ -12,7 +12,7 @@ ones off: every array over 128 KiB is then a fresh mapping (a ResNet run measure
 ceiling (mmap 32 MiB, trim 64 MiB), and raises the trim threshold to the run's planned peak of activations
 when that is larger: afterwards the process may hold that much freed heap for reuse. It leaves malloc alone
 when the process configured it (MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_ set, as Dask's nannies do:
-irrun/parallel.py raises the thresholds only while its own tasks run there), on other C libraries, and when
+irrun/scale/parallel.py raises the thresholds only while its own tasks run there), on other C libraries, and when
 `TUNE` is False.
 """
 from __future__ import annotations

@@ -86,9 +86,3 @@ def run_step(step, values: list) -> list:
         return step.node.op.run_into([values[s] for s in step.inputs], step.in_infos, step.out_infos,
                                      values[slot])
     return step.kernel([values[s] for s in step.inputs], step.in_infos, step.out_infos)
-
-
-def same_buffer(in_infos, out_infos, port: int = 0) -> bool:
-    """Output 0 can live in input `port`'s array: same shape and storage dtype."""
-    a, b = in_infos[port], out_infos[0]
-    return a.shape is not None and tuple(a.shape) == tuple(b.shape) and a.type.storage == b.type.storage

@@ -2,7 +2,7 @@
 
 A plan is data. Each live layer becomes a `Step` that reads and writes numbered slots (the run keeps the
 tensors in a list indexed by slot); a kernel step carries its bound kernel and the shapes and types
-inference gave, and says which slots die after it. `irrun.runtime.Model` builds plans (one per distinct
+inference gave, and says which slots die after it. `irrun.engine.runtime.Model` builds plans (one per distinct
 signature of input and state shapes, cached) and runs them; `print(model.plan(shapes))` shows one.
 
 Steps whose output shapes depend on input values (NonZero, a Reshape to a computed shape, a Loop stopped by
@@ -34,7 +34,7 @@ class Step:
     (`state` set: "read" or "write") gets the run's variables as a fourth argument."""
 
     kind: str
-    node: object                                # irrun.graph.Node: names the layer in errors and observers
+    node: object                                # irrun.engine.graph.Node: names the layer in errors and observers
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     in_infos: list[TensorInfo] = field(default_factory=list)
@@ -48,7 +48,7 @@ class Step:
     live: int = 0               # static plans: bytes of tensors alive when this step allocates
     expect: tuple = ()          # static steps: (shape, dtype) per output, to check what the kernel returns
     label: str = ""             # what the step computes, for printing (defaults to the layer)
-    inplace: bool = False       # may write output 0 into the buffer of input `inplace_port` (irrun/inplace.py)
+    inplace: bool = False       # may write output 0 into the buffer of input `inplace_port` (irrun/engine/inplace.py)
     inplace_port: int = 0
 
     @property
@@ -79,9 +79,9 @@ class Plan:
     kernels: list[Step] = field(default_factory=list)  # the kernel steps, what a run executes
     model: object = None        # the Model the plan belongs to, for rewrites that need its state
     slot_of: dict = field(default_factory=dict)  # (layer id, output) -> slot
-    template: list | None = None  # what irrun/replan.py needs to make plans for other shapes from this one
+    template: list | None = None  # what irrun/engine/replan.py needs to make plans for other shapes from this one
     reuse_key: tuple = ()       # plans with the same key may be made from this one
-    reused: bool = False        # made from another plan by irrun/replan.py
+    reused: bool = False        # made from another plan by irrun/engine/replan.py
     kept: set = field(default_factory=set)     # slots never freed (model outputs, constants), set by `finish`
     sizes: list = field(default_factory=list)  # slot -> bytes as planned (0: not known), set by `finish`
 
@@ -119,7 +119,7 @@ class Plan:
         """Freeing points, memory figures and the kernel list. In a static plan every output is checked against
         the budget's `limit` with the bytes alive before it: `over_budget(step, index, nbytes, live)` raises.
         `held`: bytes alive throughout (the variables' values). `like`: a finished plan of the same layers in
-        the same slots (irrun/replan.py made this one from the same template), whose freeing points are
+        the same slots (irrun/engine/replan.py made this one from the same template), whose freeing points are
         taken over, and its sizes and in-place flags wherever this plan's infos are the very same objects."""
         steps = self.steps
         kept = set(model_outputs)
@@ -205,3 +205,24 @@ REWRITES: list[Callable[[Plan], None]] = []  # applied in order to every new pla
 
 def array_bytes(array) -> int:
     return array.nbytes if isinstance(array, np.ndarray) else 0
+
+
+def all_static(infos) -> bool:
+    for info in infos:
+        if info.shape is None or None in info.shape:
+            return False
+    return True
+
+
+def all_values(infos) -> bool:
+    for info in infos:
+        if info.value is None:
+            return False
+    return True
+
+
+def any_value(infos) -> bool:
+    for info in infos:
+        if info.value is not None:
+            return True
+    return False

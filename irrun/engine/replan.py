@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ops.registry import TensorInfo
-from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step
+from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, all_static, any_value
 
 
 def reuse_key(signature: tuple, state: dict) -> tuple:
@@ -79,8 +79,6 @@ class Template:
 def replan(model, base: Plan, signature: tuple, state: dict) -> Plan | None:
     """The plan for `signature` and `state` (variable id -> TensorInfo of the variables set) made from
     `base`'s template, or None when it needs building from scratch. Raises what building it would raise."""
-    from .runtime import all_static, any_value  # runtime imports this module
-
     template: Template = base.template
     built = template.infos  # a slot's info is the very object of the template while it is unchanged
     infos = list(built)

@@ -1,4 +1,4 @@
-"""Loading a model into a runnable form and executing it."""
+"""A loaded model (Model): what it is, its plans, and running them. irrun/engine/loader.py makes one."""
 from __future__ import annotations
 
 import gc
@@ -6,27 +6,24 @@ import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import MappingProxyType
 
 import numpy as np
 
-from . import heap, inplace, names
+from . import heap, inplace, layers
 from ..ops.budget import Budget
 from .decompression import Decompression
-from ..errors import ExecutionError, InputError, IRError, ShapeError
-from .folding import WideValues
-from .graph import Graph, Node, build_graph
+from ..errors import ExecutionError, InputError, IRError
+from .graph import Graph, Node
 from ..ir.types import ElementType, element_type, from_dtype
-from ..ir.weights import RELEASE_BYTES, WeightsFile
-from ..ir.xml import read_xml
+from ..ir.weights import WeightsFile
 from ..ops import TensorInfo
-from ..ops.registry import Context
 from ..ops.strings import as_bytes_list, string_tensor
-from ..ops.state import WARNING_RULES as STATE_WARNINGS
-from ..ops.state import AssignBase, ReadValueBase, graph_variables, variable_problems
+from ..ops.state import AssignBase, ReadValueBase
 from ..ops.shapes import numel, parse_dim, shape_str
-from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, tensor_bytes
+from .plan import (CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, all_static, all_values, any_value,
+                   tensor_bytes)
 from .replan import make_template, replan, reuse_key
+from .session import Session
 
 
 @dataclass(frozen=True)
@@ -38,38 +35,6 @@ class TensorDesc:
     names: tuple[str, ...]
     shape: tuple | None
     element_type: str
-
-
-def tensor_names(graph: Graph, layer_id: str, port_index: int) -> tuple[str, ...]:
-    """A tensor's names as OpenVINO reads them (irrun/names.py)."""
-    return names.tensor_names(graph.doc, graph.nodes[layer_id].layer, port_index)
-
-
-def result_names(graph: Graph, result_id: str) -> tuple[str, ...]:
-    """A Result's names (irrun/names.py)."""
-    source_id, port_index = graph.nodes[result_id].inputs[0]
-    return names.result_names(graph.doc, graph.nodes[result_id].layer, (graph.nodes[source_id].layer, port_index))
-
-
-def all_static(infos) -> bool:
-    for info in infos:
-        if info.shape is None or None in info.shape:
-            return False
-    return True
-
-
-def all_values(infos) -> bool:
-    for info in infos:
-        if info.value is None:
-            return False
-    return True
-
-
-def any_value(infos) -> bool:
-    for info in infos:
-        if info.value is not None:
-            return True
-    return False
 
 
 @contextmanager
@@ -89,34 +54,31 @@ def collector_paused():
 
 PLAN_CACHE_SIZE = 8    # plans kept per model, most recently used first out last
 FOLD_LIMIT = 1 << 20   # bytes: a plan computes a step whose inputs are all known while planning up to this size
-PLAN_REUSE = True      # a new signature reuses a cached plan's structure (irrun/replan.py); False: built afresh
+PLAN_REUSE = True      # a new signature reuses a cached plan's structure (irrun/engine/replan.py); False: built afresh
 
 
 class Model:
-    """A loaded model: `inputs`, `outputs` and `run()`.
+    """A loaded model: `inputs`, `outputs` and `run()` (and `run_batch()`, which irrun/scale/batch.py adds:
+    scale-out wraps the Model, the engine does not import it).
 
-    Each run follows a plan (irrun/plan.py) built once per signature of input shapes and cached: shapes
+    Each run follows a plan (irrun/engine/plan.py) built once per signature of input shapes and cached: shapes
     inferred, kernels bound, freeing points and memory figures computed. `plan(shapes)` returns one."""
 
-    def __init__(self, graph: Graph, budget: Budget, weights: WeightsFile | None = None):
+    def __init__(self, graph: Graph, budget: Budget, weights: WeightsFile | None, infos: dict,
+                 decompression: Decompression, variables: list[str], inputs: list[TensorDesc],
+                 outputs: list[TensorDesc]):
+        """What the loader (irrun/engine/loader.py) found: `infos` per (layer id, port) after inference and
+        folding, the compressed weights, the variable ids (a model with any is stateful), the inputs and
+        outputs."""
         self.graph = graph
         self.budget = budget
         self.weights = weights
         self.path = graph.doc.xml_path
-        self.infos: dict[tuple[str, int], TensorInfo] = {}
-        self._consumers = graph.consumers()
-        self._unused = self._unused_outputs()
-        self.decompression = Decompression(graph)
-        with np.errstate(all="ignore"):
-            self._infer_at_load()
-        for layer_id in graph.order:
-            graph.nodes[layer_id].op.unused_outputs = self._unused[layer_id]
-        self.variables = sorted(graph_variables(graph))  # variable ids: a model with any is stateful
-        for problem in variable_problems(graph, self.infos):
-            if problem.rule not in STATE_WARNINGS:
-                raise problem.located(file=self.path)
-        self.inputs = [self._input_desc(pid) for pid in graph.parameters]
-        self.outputs = self._output_descs()
+        self.infos = infos
+        self.decompression = decompression
+        self.variables = variables
+        self.inputs = inputs
+        self.outputs = outputs
         self._by_name: dict[str, str] = {}
         for desc, layer_id in zip(self.inputs, graph.parameters):
             for name in desc.names:
@@ -125,78 +87,14 @@ class Model:
         self._live_params = [pid for pid in graph.parameters if pid in live]
         self._plans: OrderedDict[tuple, Plan] = OrderedDict()
 
-    # ------------------------------------------------------------ load
-
-    def _infer_at_load(self) -> None:
-        """Infer every live layer from the declared inputs; layers whose inputs are all constant are
-        computed here once (f16 Const -> Convert, shape arithmetic) and not on every run."""
-        wide = WideValues()  # f16/bf16 folded values kept in f32 (irrun/folding.py)
-        remaining = dict(self._consumers)
-        for layer_id in self.graph.order:
-            node = self.graph.nodes[layer_id]
-            in_infos = [self.infos[source] for source in node.inputs]
-            if layer_id in self.decompression.codes:  # left compressed: irrun/decompression.py
-                out_infos = [self.decompression.codes_info(node)]
-            else:
-                out_infos = self._infer(node, in_infos)
-            if node.op.foldable and node.ref.type != "Constant" and in_infos and all(
-                    i.value is not None for i in in_infos):
-                out_infos = wide.fold(node, in_infos, out_infos, lambda _, ii, oi: self._fold(node, ii, oi))
-            for index, info in enumerate(out_infos):
-                self.infos[(layer_id, index)] = info
-            for source in node.inputs:
-                remaining[source] -= 1
-                if not remaining[source]:
-                    wide.forget(source)
-            if self.weights is not None:
-                self.weights.release(RELEASE_BYTES)
-        self.decompression.bind(self.infos, self.budget)
-        if self.weights is not None:
-            self.weights.release()
+    def _infer(self, node: Node, in_infos: list[TensorInfo]) -> list[TensorInfo]:
+        return layers.infer(node, in_infos, self.path)
 
     def _fold(self, node: Node, in_infos, out_infos) -> list[np.ndarray]:
-        """Compute a layer whose inputs are all known, every output included."""
-        saved, node.op.unused_outputs = node.op.unused_outputs, frozenset()
-        try:
-            return self._execute(node, [i.value for i in in_infos], in_infos, out_infos)
-        finally:
-            node.op.unused_outputs = saved
+        return layers.fold(node, in_infos, out_infos, self.budget, self.path)
 
-    def _unused_outputs(self) -> dict[str, frozenset]:
-        """Per live layer, the outputs no live layer reads and no Result returns (e.g. MaxPool indices a
-        converter leaves unconnected): ops may skip computing them, unless an observer wants to see them."""
-        read = set(self._consumers)
-        return {layer_id: frozenset(i for i in range(len(self.graph.nodes[layer_id].layer.outputs))
-                                    if (layer_id, i) not in read)
-                for layer_id in self.graph.order}
-
-    def _infer(self, node: Node, in_infos: list[TensorInfo]) -> list[TensorInfo]:
-        try:
-            node.op.check_inputs(len(in_infos))
-            out_infos = node.op.infer(in_infos)
-            produced = 0 if node.ref.type == "Result" else len(out_infos)
-            if len(node.layer.outputs) > produced:
-                raise ShapeError(f"the layer declares {len(node.layer.outputs)} output ports; "
-                                 f"{node.ref.type}-{node.ref.version} has {produced}", rule="port.count")
-            return out_infos
-        except IRError as exc:
-            raise exc.located(file=self.path, layer=node.ref) from None
-        except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
-            raise ShapeError(f"shape inference failed: {type(exc).__name__}: {exc}", file=self.path,
-                             layer=node.ref) from exc
-
-    def _input_desc(self, layer_id: str) -> TensorDesc:
-        node = self.graph.nodes[layer_id]
-        name, all_names = names.input_name(self.graph.doc, node.layer)
-        info = self.infos.get((layer_id, 0)) or self._infer(node, [])[0]
-        return TensorDesc(name, all_names, info.shape, info.type.name)
-
-    def _output_descs(self) -> list[TensorDesc]:
-        nodes = [self.graph.nodes[r] for r in self.graph.results]
-        sources = [(self.graph.nodes[n.inputs[0][0]].layer, n.inputs[0][1]) for n in nodes]
-        named = names.output_names(self.graph.doc, [n.layer for n in nodes], sources)
-        return [TensorDesc(name, all_names, self.infos[n.inputs[0]].shape, self.infos[n.inputs[0]].type.name)
-                for (name, all_names), n in zip(named, nodes)]
+    def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None) -> list[np.ndarray]:
+        return layers.execute(node, in_arrays, in_infos, out_infos, self.budget, self.path, kernel)
 
     # ------------------------------------------------------------ plans
 
@@ -242,7 +140,7 @@ class Model:
         return plan
 
     def _reuse_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan | None:
-        """A plan made from the most recently used cached plan of the same structure (irrun/replan.py), its
+        """A plan made from the most recently used cached plan of the same structure (irrun/engine/replan.py), its
         memory figures and budget checks computed anew; None when there is none or the structure changes."""
         key = reuse_key(signature, state)
         for base in reversed(self._plans.values()):
@@ -369,11 +267,6 @@ class Model:
         while planning)."""
         return self._run(inputs, observer, {})[0]
 
-    def run_batch(self, inputs, outputs_dir, jobs: int = 1, dask: str | None = None, on_result=None):
-        """Run every input file (.npy/.npz) in `inputs`, saving outputs_dir/<stem>.npz; see irrun.batch.run_batch."""
-        from ..scale.batch import run_batch
-        return run_batch(self, inputs, outputs_dir, jobs=jobs, dask=dask, on_result=on_result)
-
     def session(self) -> "Session":
         """A session: runs that carry the model's state (ReadValue/Assign variables) from one to the next."""
         return Session(self)
@@ -414,14 +307,14 @@ class Model:
                                                step.out_infos, variables, writes)
                 for slot, array, (shape, dtype) in zip(step.outputs, outputs, step.expect):
                     if array is None or array.shape != shape or array.dtype != dtype:
-                        self._check_outputs(step.node, outputs, step.out_infos)
+                        layers.check_outputs(step.node, outputs, step.out_infos, self.path)
                     values[slot] = array
                 for slot in step.frees:
                     values[slot] = None
                 outputs = array = None  # noqa: F841  (nothing keeps a freed output alive)
         except IRError as exc:
             raise exc.located(file=self.path, layer=step.node.ref) from None
-        except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
+        except layers.FAILURES as exc:
             raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
                                  layer=step.node.ref) from exc
 
@@ -484,38 +377,6 @@ class Model:
         outputs = step.kernel(arrays, in_infos, out_infos)
         writes[step.variable] = (arrays[0], in_infos[0].type)
         return outputs
-
-    def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None) -> list[np.ndarray]:
-        for index, info in enumerate(out_infos):
-            if not info.is_static:
-                raise ExecutionError(f"output {index} shape {shape_str(info.shape)} is not known at run time",
-                                     file=self.path, layer=node.ref)
-            if node.ref.type not in ("Result", "Constant"):
-                nbytes = numel(info.shape) * info.type.storage.itemsize
-                try:
-                    self.budget.check(nbytes, lambda: f"output {index} of shape {shape_str(info.shape)} {info.type}")
-                except IRError as exc:
-                    raise exc.located(file=self.path, layer=node.ref) from None
-        try:
-            outputs = (kernel or node.op.run)(in_arrays, in_infos, out_infos)
-        except IRError as exc:
-            raise exc.located(file=self.path, layer=node.ref) from None
-        except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
-            raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
-                                 layer=node.ref) from exc
-        self._check_outputs(node, outputs, out_infos)
-        return outputs
-
-    def _check_outputs(self, node: Node, outputs, out_infos) -> None:
-        """What a kernel returned agrees with inference (outputs nothing reads may be None)."""
-        for index, (array, info) in enumerate(zip(outputs, out_infos)):
-            if array is None and index in node.op.unused_outputs:
-                continue
-            if array is None or array.shape != tuple(info.shape) or array.dtype != info.type.storage:
-                got = "missing" if array is None else f"{array.dtype}{list(array.shape)}"
-                raise ExecutionError(
-                    f"internal error: output {index} is {got}, inference said "
-                    f"{info.type.storage}{shape_str(info.shape)}", file=self.path, layer=node.ref)
 
     def _layer_of(self, name: str) -> str:
         if name not in self._by_name:
@@ -580,49 +441,4 @@ class Model:
                                  layer=node.ref)
 
 
-class Session:
-    """Runs of one model that carry its state: what the Assigns of a run write, the ReadValues of the next
-    read. `run` takes and returns what `Model.run` does; `reset_state()` makes every variable unset again (so
-    ReadValues give their init input, or zeros); `state` is a read-only view: variable id -> array, for the
-    variables set so far. A run that fails changes no variable."""
-
-    def __init__(self, model: Model):
-        self.model = model
-        self._variables: dict[str, tuple[np.ndarray, ElementType]] = {}
-
-    def run(self, inputs, observer=None) -> dict[str, np.ndarray]:
-        outputs, writes = self.model._run(inputs, observer, self._variables)
-        held = {id(array) for array, _ in self._variables.values()}
-        for name, array in outputs.items():
-            if id(array) in held:  # a ReadValue returned as an output: the caller may write to it
-                outputs[name] = array.copy()
-        returned = {id(array) for array in outputs.values()}
-        variables = dict(self._variables)
-        for var_id, (array, et) in writes.items():
-            variables[var_id] = (array.copy() if id(array) in returned else array, et)  # the caller may write to outputs
-        self._variables = variables
-        return outputs
-
-    def reset_state(self) -> None:
-        self._variables = {}
-
-    @property
-    def state(self) -> MappingProxyType:
-        views = {}
-        for var_id, (array, _) in self._variables.items():
-            view = array.view()
-            view.flags.writeable = False
-            views[var_id] = view
-        return MappingProxyType(views)
-
-
-def load(path, max_memory: int | None = None) -> Model:
-    """Read, resolve and check a model so that it is ready to run."""
-    doc = read_xml(path)
-    budget = Budget(max_memory)
-    context = Context(file=doc.xml_path, weights=WeightsFile(doc.bin_path), budget=budget)
-    graph = build_graph(doc, context)
-    return Model(graph, budget, context.weights)
-
-
-__all__ = ["Model", "Plan", "Session", "TensorDesc", "load", "parse_dim"]
+__all__ = ["Model", "Plan", "TensorDesc", "parse_dim"]

@@ -1,5 +1,5 @@
 """Many inputs through one model and many files through the checker, serially, in a local process pool or on
-Dask (irrun/parallel.py). Workers load the model themselves, once each, from its path: the core does not
+Dask (irrun/scale/parallel.py). Workers load the model themselves, once each, from its path: the core does not
 know it is distributed."""
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from ..tools.arrays import bind_inputs, save_outputs
 from ..tools.check import ERROR, Diagnostic, Report, check
 from ..errors import InputError, IRError
 from .parallel import TaskFailed, map_ordered
-from ..engine.runtime import Model, load
+from ..engine.loader import load
+from ..engine.runtime import Model
 
 INPUT_SUFFIXES = (".npy", ".npz")
 
@@ -131,6 +132,14 @@ def run_batch(model, inputs: Iterable, outputs_dir, jobs: int = 1, dask: str | N
     items = [result if isinstance(result, BatchItem) else BatchItem(job.input, None, f"{job.input}: {result.message}", 0.0)
              for job, result in zip(jobs_list, results)]
     return BatchReport(items, time.perf_counter() - started)
+
+
+def _model_run_batch(self: Model, inputs, outputs_dir, jobs: int = 1, dask: str | None = None, on_result=None):
+    """Run every input file (.npy/.npz) in `inputs`, saving outputs_dir/<stem>.npz; see irrun.scale.batch.run_batch."""
+    return run_batch(self, inputs, outputs_dir, jobs=jobs, dask=dask, on_result=on_result)
+
+
+Model.run_batch = _model_run_batch  # irrun/__init__.py imports this module, so every loaded Model has it
 
 
 def check_many(paths: Iterable, jobs: int = 1, dask: str | None = None, on_result: Callable | None = None) -> list[Report]:

@@ -23,7 +23,7 @@ import warnings
 from contextlib import contextmanager
 
 from ..engine import heap
-from .parallel import _STARTUP_THREAD_ENV, DASK_EXTRA_HINT, ParallelError, _describe, _distributed
+from .tasks import _STARTUP_THREAD_ENV, DASK_EXTRA_HINT, ParallelError, _describe, _distributed
 
 START_TIMEOUT = 60.0  # seconds for the host to report its scheduler's address
 CLOSE_TIMEOUT = 10.0  # seconds for the host to close the cluster and exit before it is killed
@@ -66,7 +66,7 @@ class LocalDaskCluster:
 def _cluster_settings():
     """Dask's settings for irrun's workers, applied in this process while a cluster starts. Workers get the
     BLAS thread settings this process started with: Dask's nannies would set them to 1, and write that into
-    os.environ too, both undone here. Nor do they get Dask's MALLOC_TRIM_THRESHOLD_ (see irrun/heap.py), nor
+    os.environ too, both undone here. Nor do they get Dask's MALLOC_TRIM_THRESHOLD_ (see irrun/engine/heap.py), nor
     run Dask's sampling profiler: every 10 ms it takes the GIL to walk the task thread's stack, which cost
     checks of small IRs about a sixth of their throughput (measured: 75 against 87 files/s, the pool 100).
     Their event loops (and the scheduler's) check they are not blocked every TICK_INTERVAL rather than every

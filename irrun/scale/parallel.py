@@ -8,42 +8,18 @@ whatever order they finished in, so a parallel run reports exactly what a serial
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 import threading
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..engine import heap
-from ..errors import IRError
+from .tasks import ParallelError, TaskFailed, _describe, _distributed
 
-# A BLAS's last bit can depend on its thread count, so workers get the thread settings this process started
-# with (NumPy read them when it was imported), and their results equal a serial run's.
-BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-_STARTUP_THREAD_ENV = {name: os.environ.get(name) for name in BLAS_THREAD_VARIABLES}
 CONNECT_TIMEOUT = "10s"
-DASK_EXTRA_HINT = "--dask needs dask.distributed: pip install 'irrun[dask]'"
-
-
-class ParallelError(IRError):
-    kind = "parallel"
-    default_rule = "parallel"
-
-
-@dataclass(frozen=True)
-class TaskFailed:
-    """The result of an item whose task could not report for itself: its worker died while running it,
-    twice (the second time alone), or the task raised."""
-
-    message: str
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
 
 
 def map_ordered(task: Callable, items: Sequence, jobs: int = 1, dask: str | None = None,
@@ -153,14 +129,6 @@ def _run_until_broken(pool, task, items, jobs, queue, suspects, results, notify)
 # chunk holds at most MAX_CHUNK items so progress is reported often and a lost worker costs little work.
 CHUNKS_PER_WORKER = 4
 MAX_CHUNK = 32
-
-
-def _distributed():
-    try:
-        import distributed
-    except ImportError:
-        raise ParallelError(DASK_EXTRA_HINT) from None
-    return distributed
 
 
 PAUSE_DASK_PROFILER = True  # False (set where the client runs): Dask workers' profilers run during irrun's chunks

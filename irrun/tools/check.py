@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import IRError, LayerRef
+from ..engine.loader import BODIES
 from ..engine.graph import Graph, Node, build_graph, layer_ref, unsupported_error
 from ..ir.model import IRDocument, Port
 from ..ir.types import element_type
@@ -181,7 +182,7 @@ class _Checker:
         self.diagnostics: list[Diagnostic] = []
         self.have_bin = os.path.isfile(doc.bin_path)
         # No memory budget: a Const's bytes are mapped, not copied, and are bounded by the .bin's size.
-        self.context = Context(file=self.file, weights=WeightsFile(doc.bin_path), budget=None)
+        self.context = Context(file=self.file, weights=WeightsFile(doc.bin_path), budget=None, bodies=BODIES)
         self.decls: dict[tuple[str, int, int], _PortDecl] = {}  # (layer id, port index, 0 in / 1 out)
         self.mismatched: set[tuple[str, int]] = set()  # outputs whose declaration disagrees with inference
 

@@ -172,9 +172,9 @@ class OpenVINODecoder:
     """OpenVINO's CPU plugin (f32, see OPENVINO_F32_CONFIG) on the same file, fed the same way."""
 
     def __init__(self, xml_path, threads: int = 1):
-        from .debug import _import_openvino
+        from .compare import import_openvino
 
-        ov = _import_openvino()
+        ov = import_openvino()
         core = ov.Core()
         model = core.read_model(str(xml_path))
         self.compiled = core.compile_model(model, "CPU", dict(OPENVINO_F32_CONFIG, INFERENCE_NUM_THREADS=threads))
@@ -285,7 +285,7 @@ def generate(decoder, config: GenerationConfig, prompt, max_new_tokens: int, aga
 def generate_folder(folder, prompt, max_new_tokens: int, against_openvino: bool = False,
                     max_memory: int | None = None, on_step=None) -> Generation:
     """`generate` on an optimum-intel folder: irrun, and OpenVINO beside it when `against_openvino`."""
-    from .. import load
+    from ..engine.loader import load
 
     xml, config = read_folder(folder)
     prompt = check_prompt(prompt, config.vocab_size)
