@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..engine.graph import Node
 from .dumps import GIVEN, Observer, chain, output_arrays, read_dump_index
 from .inputs import named_feeds
-from .tables import table
+from .tables import text_table
 
 
 @dataclass
@@ -133,12 +133,12 @@ class Comparison:
         if self.layers:
             lines.append(f"Layers compared with {self.against} (rtol={self.rtol:g}, atol={self.atol:g}), "
                          f"in execution order:")
-            lines += table([header] + [_row(d, d.layer_id, d.name, f"{d.type}-{d.version}", str(d.port))
+            lines += text_table([header] + [_row(d, d.layer_id, d.name, f"{d.type}-{d.version}", str(d.port))
                                         for d in self.layers], right={6, 7, 8})
             lines.append("")
         if self.outputs:
             lines.append("Outputs:")
-            lines += table([("", "output", "shape", "max_abs", "max_rel", "mismatch", "nan/inf", "ref nan/inf")]
+            lines += text_table([("", "output", "shape", "max_abs", "max_rel", "mismatch", "nan/inf", "ref nan/inf")]
                             + [_row(d, d.name) for d in self.outputs], right={3, 4, 5})
             lines.append("")
         for text in self.missing:

@@ -14,7 +14,7 @@ from ..ir.opsets import CLASS_VERSIONS, openvino_class_note
 from ..ops.registry import supported_ops
 from ..ops.shapes import shape_str
 from .inputs import declared_shape
-from .tables import table
+from .tables import text_table
 
 
 def model_info(path, with_checker: bool = True) -> dict:
@@ -116,7 +116,7 @@ def format_info(info: dict) -> str:
         lines.append(f"cannot be run: {info['load_error']}")
     for section in ("inputs", "outputs"):
         lines.append(f"{section.capitalize()}:")
-        lines += table([("name", "shape", "type", "other names")] + [
+        lines += text_table([("name", "shape", "type", "other names")] + [
             (d["name"], d["shape"], str(d["element_type"]), ", ".join(n for n in d["names"] if n != d["name"]))
             for d in info[section]])
     lines.append("Ops (Type-version x count):")
@@ -187,4 +187,4 @@ def format_supported_ops() -> str:
     table = supported_ops_table()
     rows = [("type", "versions")] + [(t, ", ".join(_version_label(t, v) for v in vs)) for t, vs in table.items()]
     count = sum(len(v) for v in table.values())
-    return "\n".join(table(rows) + [f"{count} op versions of {len(table)} types"])
+    return "\n".join(text_table(rows) + [f"{count} op versions of {len(table)} types"])

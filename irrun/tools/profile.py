@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 
 
 from ..engine.graph import Node
-from .tables import table
+from .tables import text_table
 
 
 @dataclass
@@ -68,15 +68,15 @@ class Profiler:
         executed = self.executed
         total = sum(t.seconds for t in executed)
         lines = ["Per-layer times (execution order):"]
-        lines += table([("id", "layer", "type", "status", "ms", "%")] + [
+        lines += text_table([("id", "layer", "type", "status", "ms", "%")] + [
             (t.layer_id, t.name, f"{t.type}-{t.version}", t.status, f"{t.seconds * 1e3:.3f}",
              f"{_percent(t.seconds, total):.1f}") for t in executed], right={4, 5})
         lines += ["", f"Top {min(top, len(executed))} layers by time:"]
-        lines += table([("id", "layer", "type", "ms", "%")] + [
+        lines += text_table([("id", "layer", "type", "ms", "%")] + [
             (t.layer_id, t.name, f"{t.type}-{t.version}", f"{t.seconds * 1e3:.3f}",
              f"{_percent(t.seconds, total):.1f}") for t in self.top(top)], right={3, 4})
         lines += ["", "Time by op type:"]
-        lines += table([("type", "layers", "ms", "%")] + [
+        lines += text_table([("type", "layers", "ms", "%")] + [
             (k, str(n), f"{s * 1e3:.3f}", f"{_percent(s, total):.1f}") for k, n, s in self.by_type()], right={1, 2, 3})
         skipped = Counter(t.status for t in self.times if t.status != "EXECUTED")
         lines += ["", (f"Total: {total * 1e3:.3f} ms in {len(executed)} executed layers "

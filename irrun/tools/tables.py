@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-def table(rows, right=frozenset()) -> list[str]:
+def text_table(rows, right=frozenset()) -> list[str]:
     if len(rows) == 1:
         return ["  (none)"]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(rows[0]))]
