@@ -1,0 +1,187 @@
+"""What the openvino-tokenizers extension ops (layers with version="extension") share.
+
+The extension passes strings between its ops decomposed: a 1-D string tensor as (begins i32, ends i32, chars u8),
+string i being chars[begins[i]:ends[i]]; a ragged tensor as (ragged begins, ragged ends, elements), row r holding
+elements[ragged_begins[r]:ragged_ends[r]]; a ragged tensor of strings as (ragged begins, ragged ends, begins,
+ends, chars). Output sizes follow from the input values, so each op computes its outputs during inference once
+every input value is known (ValueDependentOp); `output_infos` gives the types and shapes known before that.
+
+Strings are Python bytes objects; the per-string work of these ops is Python by nature (regular expressions,
+vocabulary look-ups), the offset arithmetic around it NumPy.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import ShapeError, UnsupportedOpError
+from ..ir.types import ELEMENT_TYPES
+from .registry import TensorInfo, ValueDependentOp
+
+I32, I64, U8, BOOL, F32 = (ELEMENT_TYPES[name] for name in ("i32", "i64", "u8", "boolean", "f32"))
+STRING = ELEMENT_TYPES["string"]
+EXTRA = "pip install 'irrun[text]'"
+
+
+def text_library(name: str):
+    """The optional library `name` (regex, sentencepiece, jinja2), or one line saying which extra installs it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise UnsupportedOpError(f"needs the '{name}' package of irrun's optional text extra: {EXTRA}",
+                                 rule="layer.extra") from None
+
+
+class TokenizerOp(ValueDependentOp):
+    """An extension op: `output_infos` (types and shapes before values are known) and `compute` (the values)."""
+
+    libraries: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def bind(cls, layer, context):
+        for name in cls.libraries:
+            text_library(name)
+        return super().bind(layer, context)
+
+    def output_infos(self, inputs: list[TensorInfo]) -> list[TensorInfo]:
+        raise NotImplementedError
+
+    def compute(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        raise NotImplementedError
+
+    def infer(self, inputs):
+        infos = self.output_infos(inputs)
+        if any(info.value is None for info in inputs):
+            return infos
+        arrays = self.compute([np.asarray(info.value) for info in inputs])
+        return [TensorInfo(array.shape, info.type, array) for array, info in zip(arrays, infos)]
+
+
+# ---------------------------------------------------------------- port checks
+
+def expect_type(inputs, port: int, *names: str) -> None:
+    info = inputs[port]
+    if info.type.name not in names:
+        raise ShapeError(f"input {port} must be {' or '.join(names)}, got {info.type}", rule="port.type", port=port)
+
+
+def expect_strings(inputs, port: int) -> None:
+    """A decomposed string tensor (begins i32, ends i32, chars u8) at ports port .. port+2."""
+    expect_type(inputs, port, "i32")
+    expect_type(inputs, port + 1, "i32")
+    expect_type(inputs, port + 2, "u8")
+
+
+def expect_ragged_strings(inputs, port: int = 0) -> None:
+    """A ragged string tensor (ragged begins, ragged ends, begins, ends, chars) at ports port .. port+4."""
+    expect_type(inputs, port, "i32")
+    expect_type(inputs, port + 1, "i32")
+    expect_strings(inputs, port + 2)
+
+
+def expect_scalar_string(inputs, port: int) -> None:
+    """A pattern or option string: a u8 tensor holding its bytes."""
+    expect_type(inputs, port, "u8")
+    if inputs[port].rank not in (None, 1):
+        raise ShapeError(f"input {port} must be 1-D (a string's bytes), got rank {inputs[port].rank}",
+                         rule="port.rank", port=port)
+
+
+def strings_out(shape) -> list[TensorInfo]:
+    return [TensorInfo(shape, I32), TensorInfo(shape, I32), TensorInfo((None,), U8)]
+
+
+def ragged_strings_out(shape) -> list[TensorInfo]:
+    return [TensorInfo(shape, I32), TensorInfo(shape, I32), *strings_out((None,))]
+
+
+def ragged_out(shape, element_type) -> list[TensorInfo]:
+    return [TensorInfo(shape, I32), TensorInfo(shape, I32), TensorInfo((None,), element_type)]
+
+
+# ---------------------------------------------------------------- strings
+
+def unpack(begins: np.ndarray, ends: np.ndarray, chars: np.ndarray) -> list[bytes]:
+    data = np.asarray(chars).tobytes()
+    return [data[b:e] for b, e in zip(np.asarray(begins).reshape(-1).tolist(), np.asarray(ends).reshape(-1).tolist())]
+
+
+def pack(items: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(begins, ends, chars) of strings laid end to end."""
+    lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+    ends = np.cumsum(lengths)
+    chars = np.frombuffer(b"".join(items), dtype=np.uint8).copy()
+    return (ends - lengths).astype(np.int32), ends.astype(np.int32), chars
+
+
+def const_string(array: np.ndarray) -> bytes:
+    return np.asarray(array).tobytes()
+
+
+def i32(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int32).reshape(-1)
+
+
+def utf8_offsets(text: str) -> np.ndarray | None:
+    """Byte offset of each character of `text` in its UTF-8 form (and of its end); None when it is ASCII."""
+    if text.isascii():
+        return None
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    return np.concatenate(([0], np.cumsum(widths)))
+
+
+def decode_or_none(data: bytes) -> str | None:
+    """The text of `data`, or None when it is not valid UTF-8 (PCRE2 in UTF mode then matches nothing)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def compile_pcre(pattern: bytes):
+    """A PCRE2 pattern (as the extension compiles it: UTF and Unicode properties) in the `regex` package."""
+    regex = text_library("regex")
+    try:
+        return regex.compile(pattern.decode("utf-8"), flags=regex.VERSION0)
+    except (regex.error, UnicodeDecodeError) as exc:
+        return _NeverMatches(str(exc))
+
+
+class _NeverMatches:
+    """A pattern PCRE2 fails to compile: the extension then leaves strings as they are (matches nothing)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def finditer(self, text, pos=0):
+        return iter(())
+
+    def search(self, text, pos=0):
+        return None
+
+
+def match_spans(pattern, data: bytes):
+    """Byte spans (start, end, group start, group end) of the successive non-empty matches of `pattern` in
+    `data`, stopping at the first empty match as the extension's loops do; the group is the last participating
+    capture group inside the match (or the match itself)."""
+    text = decode_or_none(data)
+    if text is None:
+        return
+    offsets = utf8_offsets(text)
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if start == end:
+            return
+        group_start, group_end = start, end
+        for index in range(1, (match.re.groups or 0) + 1):
+            g_start, g_end = match.span(index)
+            if g_start != -1 and start <= g_start and g_end <= end:
+                group_start, group_end = g_start, g_end
+        if group_start == group_end:
+            group_start, group_end = start, end
+        if offsets is not None:
+            start, end, group_start, group_end = (int(offsets[i]) for i in (start, end, group_start, group_end))
+        yield start, end, group_start, group_end

@@ -1,0 +1,423 @@
+"""The tokenizer models: BPETokenizer, WordpieceTokenizer, UnigramTokenizer (ragged strings -> ragged ids) and
+SentencepieceTokenizer (strings -> sparse ids, through the sentencepiece library).
+
+Each model is built once per layer from its constant vocabulary inputs and caches the ids of words it has seen.
+"""
+from __future__ import annotations
+
+import heapq
+import struct
+
+import numpy as np
+
+from ..errors import ExecutionError, ShapeError
+from .attrs import Bool, Float, Int, Str
+from .registry import TensorInfo, extension_op
+from .tokenizer_base import (
+    I32,
+    I64,
+    TokenizerOp,
+    compile_pcre,
+    expect_ragged_strings,
+    expect_strings,
+    expect_type,
+    i32,
+    match_spans,
+    ragged_out,
+    unpack,
+)
+
+
+def _longest(vocab: dict, longest: int, data: bytes, start: int):
+    """(id, end) of the longest vocabulary entry that `data` holds at `start`; (-1, start) when none does."""
+    for end in range(min(len(data), start + longest), start, -1):
+        token = vocab.get(data[start:end])
+        if token is not None:
+            return token, end
+    return -1, start
+
+
+def _map_words(arrays, tokenize_word):
+    """Apply `tokenize_word(bytes) -> list of ids` to every string of a ragged string tensor."""
+    ragged_begins, ragged_ends = (np.asarray(a).reshape(-1).tolist() for a in arrays[:2])
+    words = unpack(*arrays[2:5])
+    ids, row_begins, row_ends = [], [], []
+    for row_begin, row_end in zip(ragged_begins, ragged_ends):
+        row_begins.append(len(ids))
+        for col in range(row_begin, row_end):
+            ids += tokenize_word(words[col])
+        row_ends.append(len(ids))
+    shape = np.asarray(arrays[0]).shape
+    return [i32(row_begins).reshape(shape), i32(row_ends).reshape(shape), i32(ids)]
+
+
+class _ModelOp(TokenizerOp):
+    def model(self, arrays):
+        if "_model" not in self.__dict__:
+            self._model = self.build(arrays)
+            self._cache = {}
+        return self._model
+
+    def tokenize(self, arrays, word_ids):
+        self.model(arrays)
+        cache = self._cache
+
+        def cached(word):
+            ids = cache.get(word)
+            if ids is None:
+                ids = cache[word] = word_ids(word)
+            return ids
+
+        return _map_words(arrays, cached)
+
+
+@extension_op("BPETokenizer")
+class BPETokenizer(_ModelOp):
+    """Byte-pair encoding: each word starts as the longest-matching vocabulary entries that no merge produces
+    (byte_fallback <0xNN> tokens, else unk_token, else nothing for unmatched bytes), then the lowest-ranked
+    known merge of adjacent symbols is applied until none applies (ties: the pair queued first)."""
+
+    unk_token = Str(default="")
+    fuse_unk = Bool(default=False)
+    suffix_indicator = Str(default="")
+    end_suffix = Str(default="")
+    byte_fallback = Bool(default=False)
+    cache_capacity = Int(default=20000)
+    num_inputs = (11, 18)
+
+    def output_infos(self, inputs):
+        count = len(inputs)
+        if count not in (11, 14, 15, 18):
+            raise ShapeError(f"has {count} inputs, expects 11, 14, 15 or 18", rule="port.count")
+        expect_ragged_strings(inputs)
+        expect_strings(inputs, 5)
+        expect_strings(inputs, 8)
+        if count in (14, 18):
+            expect_strings(inputs, 11)
+        if count in (15, 18):
+            expect_strings(inputs, count - 4)
+            expect_type(inputs, count - 1, "i32")
+        return ragged_out(inputs[0].shape, I32)
+
+    def build(self, arrays):
+        count = len(arrays)
+        vocab = {token: index for index, token in enumerate(unpack(*arrays[5:8]))}
+        if count in (15, 18):
+            added = unpack(*arrays[count - 4:count - 1])
+            for token, index in zip(added, np.asarray(arrays[count - 1]).reshape(-1).tolist()):
+                vocab.setdefault(token, index)
+        if count in (11, 15):
+            pairs = [tuple(merge.split(b" ", 1)) if b" " in merge else (merge, b"")
+                     for merge in unpack(*arrays[8:11])]
+        else:
+            pairs = list(zip(unpack(*arrays[8:11]), unpack(*arrays[11:14])))
+        merges = {}
+        for rank, (left, right) in enumerate(pairs):
+            try:
+                key = (vocab[left], vocab[right])
+                merged = vocab[left + right]
+            except KeyError:
+                raise ExecutionError(f"merge {rank} ({left!r} {right!r}) names a token missing from the vocabulary",
+                                     rule="input.value") from None
+            merges.setdefault(key, (rank, merged))
+        unk = vocab.get(self.unk_token.encode(), -1)
+        for left, right in pairs:
+            vocab.pop(left + right, None)
+        longest = max(map(len, vocab), default=0)
+        return vocab, longest, merges, unk
+
+    def compute(self, arrays):
+        return self.tokenize(arrays, self.word_ids)
+
+    def word_ids(self, word: bytes) -> list[int]:
+        vocab, longest, merges, unk = self._model
+        data = word + self.end_suffix.encode()
+        ids, start = [], 0
+        while start < len(data):
+            token, end = _longest(vocab, longest, data, start)
+            if token != -1:
+                ids.append(token)
+                start = end
+                continue
+            fallback = vocab.get(b"<0x%02X>" % data[start], -1) if self.byte_fallback else -1
+            if fallback != -1:
+                ids.append(fallback)
+            elif unk != -1:
+                ids.append(unk)
+            start += 1
+        return _merge(ids, merges)
+
+
+def _merge(ids: list[int], merges: dict) -> list[int]:
+    if len(ids) < 2:
+        return ids
+    symbols = list(ids)
+    prev = list(range(-1, len(ids) - 1))
+    nxt = list(range(1, len(ids))) + [-1]
+    alive = [True] * len(ids)
+    queue, order = [], 0
+    for a in range(len(ids) - 1):
+        merge = merges.get((symbols[a], symbols[a + 1]))
+        if merge is not None:
+            queue.append((merge[0], order, a, a + 1, merge[1]))
+        order += 1
+    heapq.heapify(queue)
+    head, live = 0, len(ids)
+    while queue and live >= 2:
+        _, _, first, second, merged_id = heapq.heappop(queue)
+        if not (alive[first] and alive[second] and nxt[first] == second):
+            continue
+        before, after = prev[first], nxt[second]
+        merged = len(symbols)
+        symbols.append(merged_id)
+        prev.append(before)
+        nxt.append(after)
+        alive.append(True)
+        alive[first] = alive[second] = False
+        if before != -1:
+            nxt[before] = merged
+        else:
+            head = merged
+        if after != -1:
+            prev[after] = merged
+        live -= 1
+        order += 1
+        for a, b in ((before, merged), (merged, after)):
+            if a != -1 and b != -1:
+                merge = merges.get((symbols[a], symbols[b]))
+                if merge is not None:
+                    heapq.heappush(queue, (merge[0], order, a, b, merge[1]))
+    out, index = [], head
+    while index != -1:
+        out.append(symbols[index])
+        index = nxt[index]
+    return out
+
+
+@extension_op("WordpieceTokenizer")
+class WordpieceTokenizer(_ModelOp):
+    """WordPiece: the longest word-initial vocabulary entry, then the longest continuations (entries that start
+    with suffix_indicator, matched without it); a word with an unmatched rest, or longer than
+    max_bytes_per_word bytes, is the unknown token (9th input)."""
+
+    suffix_indicator = Str(default="##")
+    max_bytes_per_word = Int(default=100)
+    num_inputs = (9, 9)
+
+    def output_infos(self, inputs):
+        expect_ragged_strings(inputs)
+        expect_strings(inputs, 5)
+        expect_type(inputs, 8, "i32", "i64")
+        return ragged_out(inputs[0].shape, I32)
+
+    def build(self, arrays):
+        suffix = self.suffix_indicator.encode()
+        roots, subwords = {}, {}
+        for index, word in enumerate(unpack(*arrays[5:8])):
+            if word.startswith(suffix):
+                subwords[word[len(suffix):]] = index
+            else:
+                roots[word] = index
+        return roots, max(map(len, roots), default=0), subwords, max(map(len, subwords), default=0)
+
+    def compute(self, arrays):
+        unk = int(np.asarray(arrays[8]).reshape(-1)[0])
+        return self.tokenize(arrays, lambda word: self.word_ids(word, unk))
+
+    def word_ids(self, word: bytes, unk: int) -> list[int]:
+        if len(word) > self.max_bytes_per_word or not word:
+            return [unk]
+        roots, roots_longest, subwords, subwords_longest = self._model
+        token, start = _longest(roots, roots_longest, word, 0)
+        if token == -1:
+            return [unk]
+        ids = [token]
+        while start < len(word):
+            token, start = _longest(subwords, subwords_longest, word, start)
+            if token == -1:
+                return [unk]
+            ids.append(token)
+        return ids
+
+
+_UNK_PENALTY = 10.0
+
+
+def _f32(value: float) -> float:
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+@extension_op("UnigramTokenizer")
+class UnigramTokenizer(_ModelOp):
+    """Unigram (Viterbi) segmentation in float32 scores; a character no entry starts with costs the lowest score
+    minus 10 as the unknown token, and runs of unknown tokens are fused into one."""
+
+    byte_fallback = Bool(default=False)
+    unk_token_id = Int(default=0)
+    fuse_unk = Bool(default=False)
+    min_score = Float(default=float("inf"))
+    num_inputs = (9, 9)
+
+    def output_infos(self, inputs):
+        expect_ragged_strings(inputs)
+        expect_strings(inputs, 5)
+        expect_type(inputs, 8, "f32")
+        return ragged_out(inputs[0].shape, I32)
+
+    def build(self, arrays):
+        scores = [_f32(s) for s in np.asarray(arrays[8], dtype=np.float32).reshape(-1).tolist()]
+        vocab = {}
+        for index, token in enumerate(unpack(*arrays[5:8])):
+            vocab.setdefault(token, index)
+        return vocab, max(map(len, vocab), default=0), scores, _f32(min(scores, default=0.0) - _UNK_PENALTY)
+
+    def compute(self, arrays):
+        return self.tokenize(arrays, self.word_ids)
+
+    def word_ids(self, text: bytes) -> list[int]:
+        if not text:
+            return []
+        vocab, longest, scores, unk_score = self._model
+        unk = self.unk_token_id
+        size = len(text)
+        best = [0.0] * (size + 1)
+        starts = [-1] * (size + 1)
+        tokens = [unk] * (size + 1)
+        start = 0
+        while start < size:
+            base = best[start]
+            char_length = min(_char_length(text[start]), size - start)
+            found = False
+            for end in range(start + 1, min(size, start + longest) + 1):
+                token = vocab.get(text[start:end])
+                if token is None:
+                    continue
+                score = _f32(scores[token] + base)
+                if starts[end] == -1 or score > best[end]:
+                    best[end], starts[end], tokens[end] = score, start, token
+                if end - start == char_length:
+                    found = True
+            if not found:
+                end = start + char_length
+                score = _f32(unk_score + base)
+                if starts[end] == -1 or score > best[end]:
+                    best[end], starts[end], tokens[end] = score, start, unk
+            start += char_length
+        out, end, previous = [], size, -1
+        while end > 0:
+            token = tokens[end]
+            end = starts[end]
+            if token == unk and previous == unk:
+                continue
+            out.append(token)
+            previous = token
+        return out[::-1]
+
+
+def _char_length(lead: int) -> int:
+    return (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)[lead >> 4]
+
+
+def sentencepiece_processor(op, model: np.ndarray):
+    """The layer's sentencepiece processor, loaded once from the serialized model constant."""
+    if "_processor" not in op.__dict__:
+        from .tokenizer_base import text_library
+        spm = text_library("sentencepiece")
+        processor = spm.SentencePieceProcessor()
+        try:
+            processor.LoadFromSerializedProto(np.asarray(model).tobytes())
+        except (RuntimeError, OSError) as exc:
+            raise ExecutionError(f"the sentencepiece model does not load: {exc}", rule="input.value") from None
+        op._processor = processor
+    return op._processor
+
+
+def _quote(token: bytes) -> bytes:
+    return b"".join(b"\\" + bytes([c]) if c in b".^$*+?()[]{}|\\" else bytes([c]) for c in token)
+
+
+@extension_op("SentencepieceTokenizer")
+class SentencepieceTokenizer(TokenizerOp):
+    """(serialized model, strings[, special tokens begins, ends, chars, ids]) -> sparse ids (indices [n, 2],
+    values, dense shape), encoded by the sentencepiece library; with special tokens, the text between them is
+    encoded piece by piece (each piece getting bos when add_bos) and eos is appended once."""
+
+    libraries = ("sentencepiece", "regex")
+    nbest_size = Int(default=0)
+    alpha = Float(default=1.0)
+    add_bos = Bool(default=False)
+    add_eos = Bool(default=False)
+    reverse = Bool(default=False)
+    num_inputs = (2, 8)
+
+    def output_infos(self, inputs):
+        count = len(inputs)
+        expect_type(inputs, 0, "u8")
+        if count in (2, 6):
+            expect_type(inputs, 1, "string")
+        elif count in (4, 8):
+            expect_strings(inputs, 1)
+        else:
+            raise ShapeError(f"has {count} inputs, expects 2, 4, 6 or 8", rule="port.count")
+        if count in (6, 8):
+            expect_strings(inputs, count - 4)
+            expect_type(inputs, count - 1, "i32")
+        return [TensorInfo((None, 2), I64), TensorInfo((None,), I32), TensorInfo((2,), I64)]
+
+    def compute(self, arrays):
+        count = len(arrays)
+        processor = sentencepiece_processor(self, arrays[0])
+        if self.nbest_size not in (0, 1):
+            raise ExecutionError("sampling (nbest_size other than 0 or 1) is not reproducible; irrun encodes "
+                                 "greedily only", rule="attr.value")
+        options = [name for name, on in (("bos", self.add_bos), ("eos", self.add_eos and count < 5),
+                                         ("reverse", self.reverse and count < 5)) if on]
+        processor.SetEncodeExtraOptions(":".join(options))
+        if count in (2, 6):
+            from .strings import as_bytes_list
+            sentences = as_bytes_list(np.asarray(arrays[1]))
+        else:
+            sentences = unpack(*arrays[1:4])
+        special = self._special(arrays) if count > 5 else None
+        indices, values, longest = [], [], 0
+        for row, sentence in enumerate(sentences):
+            ids = self._encode(processor, sentence, special)
+            indices += [(row, col) for col in range(len(ids))]
+            values += ids
+            longest = max(longest, len(ids))
+        return [np.asarray(indices, dtype=np.int64).reshape(-1, 2), i32(values),
+                np.asarray([len(sentences), longest], dtype=np.int64)]
+
+    def _special(self, arrays):
+        count = len(arrays)
+        tokens = unpack(*arrays[count - 4:count - 1])
+        ids = np.asarray(arrays[count - 1]).reshape(-1).tolist()
+        parts = []
+        for token in tokens:
+            quoted = _quote(token)
+            parts.append(b"\\b" + quoted + b"|" + quoted + b"\\b" if token.isalpha() else quoted)
+        mapping = {}
+        for token, index in zip(tokens, ids):
+            mapping.setdefault(token, index)
+        return compile_pcre(b"|".join(parts)), mapping
+
+    def _encode(self, processor, sentence: bytes, special) -> list[int]:
+        if special is None:
+            return processor.EncodeAsIds(sentence)
+        pattern, mapping = special
+        ids, cursor = [], 0
+        for match_start, match_end, _, _ in match_spans(pattern, sentence):
+            if match_start < cursor:
+                continue
+            if cursor < match_start:
+                ids += processor.EncodeAsIds(sentence[cursor:match_start])
+            token = sentence[match_start:match_end]
+            ids += [mapping[token]] if token in mapping else processor.EncodeAsIds(sentence[cursor:match_start])
+            cursor = match_end
+        if cursor < len(sentence):
+            ids += processor.EncodeAsIds(sentence[cursor:])
+        if self.add_eos:
+            ids.append(processor.eos_id())
+        if self.reverse and len(ids) > 1:
+            ids.reverse()
+        return ids

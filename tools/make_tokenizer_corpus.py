@@ -1,0 +1,313 @@
+"""Build tests/data/tokenizers: small tokenizer/detokenizer IRs from openvino-tokenizers, with OpenVINO's outputs.
+
+    python tools/make_tokenizer_corpus.py [--only bpe_bytelevel,wordpiece] [--out tests/data/tokenizers]
+
+Needs tokenizers, sentencepiece, transformers, openvino and openvino-tokenizers; no network. Each tokenizer is
+trained in-process on CORPUS, wrapped as a transformers tokenizer and converted with
+openvino_tokenizers.convert_tokenizer in several variants. Each variant folder holds openvino_tokenizer.xml/.bin,
+openvino_detokenizer.xml/.bin (when the variant has one) and expected.json: the battery of strings (BATTERY),
+OpenVINO's tokenizer outputs for each string alone and for the battery but its long string as one batch, the detokenizer's
+text for each string's ids, and the Hugging Face tokenizer's ids and text for comparison (`hf_*`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1"}
+
+CORPUS = [
+    "The quick brown fox jumps over the lazy dog. Hello world, this is a test of the tokenizer.",
+    "Héllo wörld! Café, naïve, résumé and façade are French words; jalapeño is Spanish.",
+    "Grüße aus München: die Straße ist groß, und Äpfel, Öl und Übermut sind schön.",
+    "İstanbul'da ılık bir gün. IŞIK ve ışık; Iğdır, çiçek, şeker, öğretmen.",
+    "你好，世界。这是一个中文分词测试，我们在北京学习自然语言处理。",
+    "東京は日本の首都です。カタカナとひらがなと漢字を使います。",
+    "مرحبا بالعالم. هذه جملة عربية للاختبار.",
+    "שלום עולם. זהו משפט בעברית לבדיקה.",
+    "Emoji: 👍 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 😀😃😄 ❤️",
+    "Numbers 12345 and 3.14159, dates 2026-11-26, code: def f(x): return x**2",
+    "    indented    text\twith\ttabs\nand\nnewlines   ",
+    "Combining: e\u0301 a\u0308 o\u0302 n\u0303 and precomposed é ä ô ñ.",
+] * 8
+
+BATTERY = [
+    "Hello world",
+    "Héllo wörld, café naïve résumé",
+    "Grüße aus München, Straße ÄÖÜ",
+    "İstanbul ılık IŞIK Iğdır",
+    "你好世界，中文分词测试",
+    "東京は日本の首都です。カタカナ ひらがな",
+    "مرحبا بالعالم",
+    "שלום עולם",
+    "👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 😀",
+    "caf\u00e9 NFC",
+    "cafe\u0301 NFD",
+    "a\u0323\u0302 a\u0302\u0323 stacked",
+    "a   b\t\tc\n\nd  ",
+    "   leading and trailing   ",
+    "ctrl\x00a\x07b\x1bc\x7fd",
+    "",
+    " ",
+    "<s>special</s> [CLS] <unk> <pad>",
+    "Numbers 12345 3.14159 x**2",
+    ("The quick brown fox jumps over the lazy dog; Grüße, 東京, 👍🏽. " * 40)[:2000],
+]
+# Battery strings whose ids are long: the truncation variants cut them.
+MAX_LENGTH = 8
+
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+# ---------------------------------------------------------------- tokenizers
+
+def _fast(tok, **special):
+    from transformers import PreTrainedTokenizerFast
+    return PreTrainedTokenizerFast(tokenizer_object=tok, **special)
+
+
+def bpe_bytelevel():
+    """GPT-2 style: byte-level pre-tokenizer with its regex, BPE, <s> $A </s>."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=420, special_tokens=["<pad>", "<s>", "</s>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> $B </s>", special_tokens=[("<s>", 1), ("</s>", 2)])
+    return _fast(tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+
+
+def bpe_llama3():
+    """Llama-3 / Qwen style: a Split pre-tokenizer with a PCRE pattern, then byte-level without its regex."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=450, special_tokens=["<|begin_of_text|>", "<|end_of_text|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A <|begin_of_text|> $B",
+        special_tokens=[("<|begin_of_text|>", 0)])
+    return _fast(tok, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>", pad_token="<|end_of_text|>")
+
+
+def wordpiece():
+    """BERT uncased: BertNormalizer (lower case, strip accents, CJK spacing), BertPreTokenizer, WordPiece."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    trainer = trainers.WordPieceTrainer(vocab_size=500, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    from transformers import BertTokenizerFast
+    return BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
+                             cls_token="[CLS]", mask_token="[MASK]")
+
+
+def _sentencepiece_model(model_type, work, vocab_size, **extra):
+    import sentencepiece as spm
+    text = Path(work) / "corpus.txt"
+    text.write_text("\n".join(CORPUS), encoding="utf-8")
+    prefix = str(Path(work) / f"sp_{model_type}")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=prefix, model_type=model_type, vocab_size=vocab_size,
+                                   character_coverage=1.0, pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+                                   minloglevel=2, num_threads=1, **extra)
+    return prefix + ".model"
+
+
+def sp_unigram(work):
+    """SentencePiece Unigram (T5/XLNet style) through the Hugging Face fast tokenizer converted from it."""
+    from transformers import LlamaTokenizer
+    model = _sentencepiece_model("unigram", work, 200)
+    return LlamaTokenizer(vocab_file=model, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>",
+                          add_bos_token=True, add_eos_token=False, legacy=False)
+
+
+def sp_bpe(work):
+    """SentencePiece BPE with byte fallback (Llama-2 style)."""
+    from transformers import LlamaTokenizer
+    model = _sentencepiece_model("bpe", work, 500, byte_fallback=True, normalization_rule_name="identity")
+    return LlamaTokenizer(vocab_file=model, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>",
+                          add_bos_token=True, add_eos_token=False, legacy=False)
+
+
+def sp_bpe_fast(work):
+    """The same SentencePiece BPE model through transformers' fast (tokenizers) conversion of it."""
+    from transformers import LlamaTokenizerFast
+    model = _sentencepiece_model("bpe", work, 500, byte_fallback=True)
+    return LlamaTokenizerFast(vocab_file=model, pad_token="<pad>", unk_token="<unk>", bos_token="<s>",
+                              eos_token="</s>", add_bos_token=True, add_eos_token=False, legacy=False,
+                              from_slow=True)
+
+
+def hf_unigram():
+    """A tokenizers Unigram model with Metaspace (not SentencePiece-backed)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace(r"  ", " ")])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=300, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>")
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", 1)])
+    return _fast(tok, eos_token="</s>", pad_token="<pad>", unk_token="<unk>")
+
+
+TOKENIZERS = {
+    "bpe_bytelevel": bpe_bytelevel,
+    "bpe_llama3": bpe_llama3,
+    "wordpiece": wordpiece,
+    "sp_unigram": sp_unigram,
+    "sp_bpe": sp_bpe,
+    "sp_bpe_fast": sp_bpe_fast,
+    "hf_unigram": hf_unigram,
+}
+
+# variant name -> (convert_tokenizer options, options of the HF tokenizer call that matches it)
+VARIANTS = {
+    "default": (dict(with_detokenizer=True), {}),
+    "no_special": (dict(with_detokenizer=True, add_special_tokens=False, skip_special_tokens=False),
+                   dict(add_special_tokens=False)),
+    "left_trunc": (dict(with_detokenizer=False, max_length=MAX_LENGTH), dict(truncation=True, max_length=MAX_LENGTH)),
+    "pair": (dict(with_detokenizer=False, number_of_inputs=2), {}),
+}
+
+
+# ---------------------------------------------------------------- running OpenVINO
+
+def _strings(tensor) -> list[str]:
+    return [str(s) for s in np.asarray(tensor.str_data).reshape(-1)]
+
+
+def _run(compiled, inputs):
+    request = compiled.create_infer_request()
+    result = request.infer(inputs)
+    return {port.get_any_name(): result[port] for port in compiled.outputs}
+
+
+def _tokenizer_outputs(compiled, inputs) -> dict:
+    return {name: np.asarray(value).tolist() for name, value in _run(compiled, inputs).items()}
+
+
+def _detokenize(core, detok_xml, ids: list[list[int]]) -> list[str]:
+    import openvino as ov
+    compiled = core.compile_model(str(detok_xml), "CPU", CPU_CONFIG)
+    texts = []
+    for row in ids:
+        request = compiled.create_infer_request()
+        request.infer([np.asarray([row], dtype=np.int64).reshape(1, len(row))])
+        texts.extend(_strings(request.get_output_tensor(0)))
+    del ov
+    return texts
+
+
+def _detok_battery(hf, ids_single: list[list[int]]) -> list[list[int]]:
+    """Each battery string's ids, plus id rows that exercise the decoder: every special token, ids of single
+    bytes that are not valid UTF-8 alone, out-of-vocabulary ids."""
+    rows = [list(r) for r in ids_single]
+    vocab = len(hf.get_vocab())
+    rows.append(sorted(set(hf.all_special_ids)) + rows[0])
+    rows.append(list(range(0, min(vocab, 60))))
+    rows.append(list(range(max(vocab - 40, 0), vocab)))
+    rows.append([vocab + 5, 3, vocab + 100])
+    rows.append([])
+    return rows
+
+
+def convert_variant(hf, name, variant, out: Path, core) -> dict:
+    import openvino as ov
+    from openvino_tokenizers import convert_tokenizer
+    options, hf_call = VARIANTS[variant]
+    hf_tok = hf
+    if variant == "left_trunc":
+        hf_tok.padding_side, hf_tok.truncation_side = "left", "left"
+    else:
+        hf_tok.padding_side, hf_tok.truncation_side = "right", "right"
+    converted = convert_tokenizer(hf_tok, **options)
+    tokenizer, detokenizer = converted if isinstance(converted, tuple) else (converted, None)
+    folder = out / name / variant
+    folder.mkdir(parents=True, exist_ok=True)
+    ov.save_model(tokenizer, folder / "openvino_tokenizer.xml")
+    if detokenizer is not None:
+        ov.save_model(detokenizer, folder / "openvino_detokenizer.xml")
+    compiled = core.compile_model(str(folder / "openvino_tokenizer.xml"), "CPU", CPU_CONFIG)
+    n_inputs = len(compiled.inputs)
+    expected: dict = {"tokenizer": name, "variant": variant, "convert_options": options,
+                      "battery": BATTERY, "inputs": n_inputs}
+    if n_inputs == 1:
+        expected["single"] = [_tokenizer_outputs(compiled, [np.array([s])]) for s in BATTERY]
+        expected["batch"] = _tokenizer_outputs(compiled, [np.array(BATTERY[:-1])])
+        expected["hf_ids"] = [hf_tok(s, **hf_call)["input_ids"] for s in BATTERY]
+    else:
+        firsts, seconds = BATTERY, BATTERY[::-1]
+        expected["pairs"] = [[a, b] for a, b in zip(firsts, seconds)]
+        expected["single"] = [_tokenizer_outputs(compiled, [np.array([a]), np.array([b])])
+                              for a, b in zip(firsts, seconds)]
+        expected["batch"] = _tokenizer_outputs(compiled, [np.array(firsts[:-1]), np.array(seconds[:-1])])
+        expected["hf_ids"] = [hf_tok(a, b)["input_ids"] for a, b in zip(firsts, seconds)]
+    if detokenizer is not None:
+        ids_single = [[i for i, m in zip(r["input_ids"][0], r["attention_mask"][0]) if m]
+                      for r in expected["single"]]
+        rows = _detok_battery(hf_tok, ids_single)
+        skip = options.get("skip_special_tokens", True)
+        expected["detok_ids"] = rows
+        expected["detok_text"] = _detokenize(core, folder / "openvino_detokenizer.xml", rows)
+        expected["hf_text"] = [hf_tok.decode(r, skip_special_tokens=skip) if all(i < len(hf_tok) for i in r)
+                               else None for r in rows]
+    (folder / "expected.json").write_text(json.dumps(expected, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
+    return expected
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated tokenizer names")
+    parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests/data/tokenizers"))
+    args = parser.parse_args(argv)
+    import openvino as ov
+    import openvino_tokenizers  # noqa: F401  (registers the extension with OpenVINO)
+    core = ov.Core()
+    core.add_extension(openvino_tokenizers._ext_path)
+    out = Path(args.out)
+    names = [n for n in args.only.split(",") if n] or list(TOKENIZERS)
+    failures = {}
+    with tempfile.TemporaryDirectory() as work:
+        for name in names:
+            build = TOKENIZERS[name]
+            hf = build(work) if build.__code__.co_argcount else build()
+            shutil.rmtree(out / name, ignore_errors=True)
+            for variant in VARIANTS:
+                try:
+                    convert_variant(hf, name, variant, out, core)
+                    print(f"{name}/{variant}: ok")
+                except Exception as exc:  # noqa: BLE001 - recorded, the other variants still run
+                    failures[f"{name}/{variant}"] = f"{type(exc).__name__}: {exc}"
+                    print(f"{name}/{variant}: FAILED {exc}", file=sys.stderr)
+    if failures:
+        (out / "failures.json").write_text(json.dumps(failures, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
