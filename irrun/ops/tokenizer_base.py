@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..errors import ShapeError, UnsupportedOpError
+from ..errors import ExecutionError, ShapeError, UnsupportedOpError
 from ..ir.types import ELEMENT_TYPES
 from .registry import TensorInfo, ValueDependentOp
 
@@ -141,26 +141,25 @@ def decode_or_none(data: bytes) -> str | None:
         return None
 
 
+# PCRE2's \x{hhh} code point escape (the `regex` package reads \x as two hex digits only), not after a backslash.
+_PCRE_HEX_ESCAPE = None
+
+
 def compile_pcre(pattern: bytes):
-    """A PCRE2 pattern (as the extension compiles it: UTF and Unicode properties) in the `regex` package."""
+    """A PCRE2 pattern (as the extension compiles it: UTF and Unicode properties) in the `regex` package, whose
+    syntax is PCRE's but for the \\x{hhh} escape, rewritten as \\U; a pattern it cannot compile is an error
+    (PCRE2 would leave the strings unmatched)."""
     regex = text_library("regex")
+    global _PCRE_HEX_ESCAPE
+    if _PCRE_HEX_ESCAPE is None:
+        _PCRE_HEX_ESCAPE = regex.compile(r"(?<!\\)((?:\\\\)*)\\x\{([0-9A-Fa-f]{1,8})\}")
     try:
-        return regex.compile(pattern.decode("utf-8"), flags=regex.VERSION0)
-    except (regex.error, UnicodeDecodeError) as exc:
-        return _NeverMatches(str(exc))
-
-
-class _NeverMatches:
-    """A pattern PCRE2 fails to compile: the extension then leaves strings as they are (matches nothing)."""
-
-    def __init__(self, reason: str):
-        self.reason = reason
-
-    def finditer(self, text, pos=0):
-        return iter(())
-
-    def search(self, text, pos=0):
-        return None
+        text = pattern.decode("utf-8")
+        text = _PCRE_HEX_ESCAPE.sub(lambda m: m.group(1) + f"\\U{int(m.group(2), 16):08X}", text)
+        return regex.compile(text, flags=regex.VERSION0)
+    except (regex.error, UnicodeDecodeError, ValueError) as exc:
+        raise ExecutionError(f"the pattern {pattern[:80]!r} does not compile in the regex package: {exc}",
+                             rule="input.value") from None
 
 
 def match_spans(pattern, data: bytes):

@@ -169,6 +169,6 @@ class SentencepieceDetokenizer(TokenizerOp):
         texts = []
         for row in np.asarray(arrays[1]).tolist():
             kept = [i for i in row if i < size]
-            texts.append(processor.DecodeIdsAsBytes(kept) if kept else b"")
+            texts.append(processor.Decode(kept, out_type=bytes) if kept else b"")
         return list(pack(texts))
 

@@ -370,9 +370,7 @@ class SentencepieceTokenizer(TokenizerOp):
         if self.nbest_size not in (0, 1):
             raise ExecutionError("sampling (nbest_size other than 0 or 1) is not reproducible; irrun encodes "
                                  "greedily only", rule="attr.value")
-        options = [name for name, on in (("bos", self.add_bos), ("eos", self.add_eos and count < 5),
-                                         ("reverse", self.reverse and count < 5)) if on]
-        processor.SetEncodeExtraOptions(":".join(options))
+        options = {"add_bos": self.add_bos, "add_eos": self.add_eos and count < 5, "reverse": self.reverse and count < 5}
         if count in (2, 6):
             from .strings import as_bytes_list
             sentences = as_bytes_list(np.asarray(arrays[1]))
@@ -381,7 +379,7 @@ class SentencepieceTokenizer(TokenizerOp):
         special = self._special(arrays) if count > 5 else None
         indices, values, longest = [], [], 0
         for row, sentence in enumerate(sentences):
-            ids = self._encode(processor, sentence, special)
+            ids = self._encode(processor, sentence, special, options)
             indices += [(row, col) for col in range(len(ids))]
             values += ids
             longest = max(longest, len(ids))
@@ -401,21 +399,27 @@ class SentencepieceTokenizer(TokenizerOp):
             mapping.setdefault(token, index)
         return compile_pcre(b"|".join(parts)), mapping
 
-    def _encode(self, processor, sentence: bytes, special) -> list[int]:
+    def _encode(self, processor, sentence: bytes, special, options: dict) -> list[int]:
+        def encode(text: bytes) -> list[int]:
+            # sentencepiece's extra options in the order the extension gives them: bos, eos, then reverse
+            ids = processor.Encode(text, out_type=int, add_bos=False, add_eos=False, reverse=False)
+            ids = [processor.bos_id()] * options["add_bos"] + ids + [processor.eos_id()] * options["add_eos"]
+            return ids[::-1] if options["reverse"] else ids
+
         if special is None:
-            return processor.EncodeAsIds(sentence)
+            return encode(sentence)
         pattern, mapping = special
         ids, cursor = [], 0
         for match_start, match_end, _, _ in match_spans(pattern, sentence):
             if match_start < cursor:
                 continue
             if cursor < match_start:
-                ids += processor.EncodeAsIds(sentence[cursor:match_start])
+                ids += encode(sentence[cursor:match_start])
             token = sentence[match_start:match_end]
-            ids += [mapping[token]] if token in mapping else processor.EncodeAsIds(sentence[cursor:match_start])
+            ids += [mapping[token]] if token in mapping else encode(sentence[cursor:match_start])
             cursor = match_end
         if cursor < len(sentence):
-            ids += processor.EncodeAsIds(sentence[cursor:])
+            ids += encode(sentence[cursor:])
         if self.add_eos:
             ids.append(processor.eos_id())
         if self.reverse and len(ids) > 1:
