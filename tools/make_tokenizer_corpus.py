@@ -1,6 +1,7 @@
 """Build tests/data/tokenizers: small tokenizer/detokenizer IRs from openvino-tokenizers, with OpenVINO's outputs.
 
     python tools/make_tokenizer_corpus.py [--only bpe_bytelevel,wordpiece] [--out tests/data/tokenizers]
+    python tools/make_tokenizer_corpus.py --llm [--llm-out tests/data/tokenizer_llm]
 
 Needs tokenizers, sentencepiece, transformers, openvino and openvino-tokenizers; no network. Each tokenizer is
 trained in-process on CORPUS, wrapped as a transformers tokenizer and converted with
@@ -194,6 +195,73 @@ VARIANTS = {
 }
 
 
+# ---------------------------------------------------------------- a tiny LLM folder with tokenizers
+
+LLM_SOURCE = "llama"        # tests/data/llm/<this>: vocab 256, bos 1, eos 2, pad 0
+LLM_CORPUS = [
+    "The quick brown fox jumps over the lazy dog.", "Hello world, this is a test of the tokenizer.",
+    "A small model writes random text; that is fine for a test.", "Once upon a time there was a tiny llama.",
+    "What is the capital of France? Paris is the capital of France.", "User: hi! Assistant: hello, how are you?",
+] * 20
+LLM_CHAT_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{{ message['role'] }}: {{ message['content'] }}\n"
+                     "{% endfor %}{% if add_generation_prompt %}assistant:{% endif %}")
+LLM_PROMPTS = ["Hello world", "What is the capital of France?", "Once upon a time", "", "héllo 👍"]
+LLM_MAX_NEW_TOKENS = 12
+LLM_CONFIG = dict(CPU_CONFIG, KV_CACHE_PRECISION="f32", DYNAMIC_QUANTIZATION_GROUP_SIZE="0")
+
+
+def llm_tokenizer(work):
+    """A SentencePiece BPE model with exactly the tiny LLM's 256 ids (unk 0, bos 1, eos 2), through transformers'
+    fast conversion, with a chat template."""
+    import sentencepiece as spm
+    from transformers import LlamaTokenizerFast
+    text = Path(work) / "llm_corpus.txt"
+    text.write_text("\n".join(LLM_CORPUS), encoding="utf-8")
+    prefix = str(Path(work) / "llm_sp")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=prefix, model_type="bpe", vocab_size=256,
+                                   character_coverage=1.0, unk_id=0, bos_id=1, eos_id=2, pad_id=-1,
+                                   minloglevel=2, num_threads=1, normalization_rule_name="identity")
+    tok = LlamaTokenizerFast(vocab_file=prefix + ".model", unk_token="<unk>", bos_token="<s>", eos_token="</s>",
+                             add_bos_token=True, add_eos_token=False, legacy=False, from_slow=True)
+    tok.chat_template = LLM_CHAT_TEMPLATE
+    return tok
+
+
+def build_llm_folder(out: Path, core) -> None:
+    """tests/data/llm/<LLM_SOURCE>'s model with tokenizer IRs, and LLMPipeline's text for LLM_PROMPTS."""
+    import openvino as ov
+    import openvino_genai
+    from openvino_tokenizers import convert_tokenizer
+    source = Path(__file__).resolve().parent.parent / "tests" / "data" / "llm" / LLM_SOURCE
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for name in ("openvino_model.xml", "openvino_model.bin", "config.json", "generation_config.json"):
+        shutil.copy(source / name, out / name)
+    with tempfile.TemporaryDirectory() as work:
+        hf = llm_tokenizer(work)
+        tokenizer, detokenizer = convert_tokenizer(hf, with_detokenizer=True)
+    ov.save_model(tokenizer, out / "openvino_tokenizer.xml")
+    ov.save_model(detokenizer, out / "openvino_detokenizer.xml")
+    pipe = openvino_genai.LLMPipeline(str(out), "CPU", **LLM_CONFIG)
+    genai_tokenizer = pipe.get_tokenizer()
+    cases = []
+    for prompt in LLM_PROMPTS:
+        for chat in (True, False):
+            config = pipe.get_generation_config()
+            config.max_new_tokens = LLM_MAX_NEW_TOKENS
+            config.apply_chat_template = chat
+            text = pipe.generate(prompt, config)
+            templated = genai_tokenizer.apply_chat_template([{"role": "user", "content": prompt}], True) \
+                if chat else prompt
+            ids = genai_tokenizer.encode(templated, add_special_tokens=not chat).input_ids.data.tolist()[0]
+            cases.append({"prompt": prompt, "apply_chat_template": chat, "max_new_tokens": LLM_MAX_NEW_TOKENS,
+                          "text": str(text), "templated": templated, "prompt_ids": ids})
+    expected = {"source": f"tests/data/llm/{LLM_SOURCE}", "chat_template": LLM_CHAT_TEMPLATE, "cases": cases,
+                "openvino_genai": openvino_genai.__version__}
+    (out / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    del core
+
+
 # ---------------------------------------------------------------- running OpenVINO
 
 def _strings(tensor) -> list[str]:
@@ -284,11 +352,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="comma-separated tokenizer names")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests/data/tokenizers"))
+    parser.add_argument("--llm", action="store_true", help="build only the tiny LLM folder with tokenizers")
+    parser.add_argument("--llm-out", default=str(Path(__file__).resolve().parent.parent / "tests/data/tokenizer_llm"))
     args = parser.parse_args(argv)
     import openvino as ov
     import openvino_tokenizers  # noqa: F401  (registers the extension with OpenVINO)
     core = ov.Core()
     core.add_extension(openvino_tokenizers._ext_path)
+    if args.llm:
+        build_llm_folder(Path(args.llm_out), core)
+        return 0
     out = Path(args.out)
     names = [n for n in args.only.split(",") if n] or list(TOKENIZERS)
     failures = {}
