@@ -23,7 +23,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1"}
 
@@ -80,7 +80,14 @@ def _fast(tok, **special):
 
 def bpe_bytelevel():
     """GPT-2 style: byte-level pre-tokenizer with its regex, BPE, <s> $A </s>."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
@@ -94,7 +101,15 @@ def bpe_bytelevel():
 
 def bpe_llama3():
     """Llama-3 / Qwen style: a Split pre-tokenizer with a PCRE pattern, then byte-level without its regex."""
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Regex,
+        Tokenizer,
+        decoders,
+        models,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated"),
@@ -111,7 +126,15 @@ def bpe_llama3():
 
 def wordpiece():
     """BERT uncased: BertNormalizer (lower case, strip accents, CJK spacing), BertPreTokenizer, WordPiece."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -163,7 +186,15 @@ def sp_bpe_fast(work):
 
 def hf_unigram():
     """A tokenizers Unigram model with Metaspace (not SentencePiece-backed)."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     tok = Tokenizer(models.Unigram())
     tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace(r"  ", " ")])
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
@@ -187,11 +218,11 @@ TOKENIZERS = {
 
 # variant name -> (convert_tokenizer options, options of the HF tokenizer call that matches it)
 VARIANTS = {
-    "default": (dict(with_detokenizer=True), {}),
-    "no_special": (dict(with_detokenizer=True, add_special_tokens=False, skip_special_tokens=False),
-                   dict(add_special_tokens=False)),
-    "left_trunc": (dict(with_detokenizer=False, max_length=MAX_LENGTH), dict(truncation=True, max_length=MAX_LENGTH)),
-    "pair": (dict(with_detokenizer=False, number_of_inputs=2), {}),
+    "default": ({"with_detokenizer": True}, {}),
+    "no_special": ({"with_detokenizer": True, "add_special_tokens": False, "skip_special_tokens": False},
+                   {"add_special_tokens": False}),
+    "left_trunc": ({"with_detokenizer": False, "max_length": MAX_LENGTH}, {"truncation": True, "max_length": MAX_LENGTH}),
+    "pair": ({"with_detokenizer": False, "number_of_inputs": 2}, {}),
 }
 
 
@@ -256,8 +287,14 @@ def build_llm_folder(out: Path, core) -> None:
             ids = genai_tokenizer.encode(templated, add_special_tokens=not chat).input_ids.data.tolist()[0]
             cases.append({"prompt": prompt, "apply_chat_template": chat, "max_new_tokens": LLM_MAX_NEW_TOKENS,
                           "text": str(text), "templated": templated, "prompt_ids": ids})
+    encodes = [{"text": text, "add_special_tokens": special,
+                "ids": genai_tokenizer.encode(text, add_special_tokens=special).input_ids.data.tolist()[0]}
+               for text in ("Hello world", "<s>user: hi</s>", "") for special in (True, False)]
+    rows = [encodes[0]["ids"] + [2], [1, 2, 0, 5, 200, 255], list(range(3, 40))]
+    decodes = [{"ids": row, "skip_special_tokens": skip,
+                "text": genai_tokenizer.decode(row, skip_special_tokens=skip)} for row in rows for skip in (True, False)]
     expected = {"source": f"tests/data/llm/{LLM_SOURCE}", "chat_template": LLM_CHAT_TEMPLATE, "cases": cases,
-                "openvino_genai": openvino_genai.__version__}
+                "encode": encodes, "decode": decodes, "openvino_genai": openvino_genai.__version__}
     (out / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     del core
 
@@ -296,7 +333,7 @@ def _detok_battery(hf, ids_single: list[list[int]]) -> list[list[int]]:
     rows = [list(r) for r in ids_single]
     vocab = len(hf.get_vocab())
     rows.append(sorted(set(hf.all_special_ids)) + rows[0])
-    rows.append(list(range(0, min(vocab, 60))))
+    rows.append(list(range(min(vocab, 60))))
     rows.append(list(range(max(vocab - 40, 0), vocab)))
     rows.append([vocab + 5, 3, vocab + 100])
     rows.append([])
@@ -356,7 +393,7 @@ def main(argv=None) -> int:
     parser.add_argument("--llm-out", default=str(Path(__file__).resolve().parent.parent / "tests/data/tokenizer_llm"))
     args = parser.parse_args(argv)
     import openvino as ov
-    import openvino_tokenizers  # noqa: F401  (registers the extension with OpenVINO)
+    import openvino_tokenizers
     core = ov.Core()
     core.add_extension(openvino_tokenizers._ext_path)
     if args.llm:

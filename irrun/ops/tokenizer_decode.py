@@ -28,6 +28,8 @@ class VocabDecoder(TokenizerOp):
 
     skip_tokens = Ints(default=())
     num_inputs = (4, 5)
+    # False: no token is skipped (openvino_genai's skip_special_tokens=false); set by irrun.text, not the IR.
+    skip_special: bool = True
 
     def output_infos(self, inputs):
         expect_type(inputs, 0, "i32")
@@ -45,6 +47,8 @@ class VocabDecoder(TokenizerOp):
         vocab_begins, vocab_ends = (np.asarray(a).reshape(-1).astype(np.int64) for a in arrays[1:3])
         chars = np.asarray(arrays[3]).reshape(-1)
         skip = np.asarray(arrays[4]).reshape(-1) if len(arrays) == 5 else np.asarray(self.skip_tokens, np.int64)
+        if not self.skip_special:
+            skip = skip[:0]
         per_row = max(length, 1)
         flat = ids.reshape(-1) if length else np.full(batch, -1, dtype=np.int64)
         known = (flat >= 0) & (flat < vocab_begins.size) & ~np.isin(flat, skip)

@@ -97,6 +97,9 @@ class CombineSegments(TokenizerOp):
     row) and give each element the id of its segment (the last input holds one id per segment)."""
 
     num_inputs = (4, 64)
+    # Segments whose ends are taken as 0 (openvino_genai's add_special_tokens=false selects 0 for the ends of the
+    # special-token segments); set by irrun.text, not read from the IR.
+    dropped_segments: frozenset = frozenset()
 
     def output_infos(self, inputs):
         if (len(inputs) - 1) % 3:
@@ -120,7 +123,7 @@ class CombineSegments(TokenizerOp):
         if ids.size != segments:
             raise ExecutionError(f"{ids.size} segment ids for {segments} segments", rule="input.value")
         begins = [_flat(arrays[3 * i]) for i in range(segments)]
-        ends = [_flat(arrays[3 * i + 1]) for i in range(segments)]
+        ends = [_flat(arrays[3 * i + 1]) * (i not in self.dropped_segments) for i in range(segments)]
         elements = [np.asarray(arrays[3 * i + 2]).reshape(-1) for i in range(segments)]
         rows = max(b.size for b in begins)
         shape = (rows,)

@@ -1,0 +1,78 @@
+"""Text in, text out: irrun.text and `irrun generate --prompt` on a tiny llama folder with tokenizer IRs, against
+openvino_genai.LLMPipeline's committed text (tests/data/tokenizer_llm, written by
+tools/make_tokenizer_corpus.py --llm). Needs neither OpenVINO nor openvino-genai."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import irrun.text
+from irrun.cli import cli
+
+FOLDER = Path(__file__).parent / "data" / "tokenizer_llm"
+EXPECTED = json.loads((FOLDER / "expected.json").read_text(encoding="utf-8"))
+CASES = EXPECTED["cases"]
+
+
+def _case_id(case):
+    return f"{case['prompt'][:12]!r}-{'chat' if case['apply_chat_template'] else 'plain'}"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return irrun.text.Tokenizer(FOLDER)
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_prompt_ids_match_llmpipeline(tokenizer, case):
+    if case["apply_chat_template"]:
+        assert tokenizer.apply_chat_template(case["prompt"]) == case["templated"]
+    assert tokenizer.prompt_ids(case["prompt"], case["apply_chat_template"]) == case["prompt_ids"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_generated_text_matches_llmpipeline(case):
+    text = irrun.text.generate(FOLDER, case["prompt"], case["max_new_tokens"], case["apply_chat_template"])
+    assert text == case["text"]
+
+
+def test_cli_prints_llmpipeline_text_and_a_newline():
+    case = next(c for c in CASES if c["apply_chat_template"] and c["prompt"])
+    result = CliRunner().invoke(cli, ["generate", str(FOLDER), "--prompt", case["prompt"], "--max-new-tokens",
+                                      str(case["max_new_tokens"])])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == case["text"] + "\n"
+
+
+def test_cli_without_chat_template():
+    case = next(c for c in CASES if not c["apply_chat_template"] and c["prompt"])
+    result = CliRunner().invoke(cli, ["generate", str(FOLDER), "--prompt", case["prompt"], "--no-chat-template",
+                                      "--max-new-tokens", str(case["max_new_tokens"])])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == case["text"] + "\n"
+
+
+@pytest.mark.parametrize("args", [[], ["--ids", "1,2", "--prompt", "hi"]])
+def test_cli_needs_exactly_one_prompt_form(args):
+    result = CliRunner().invoke(cli, ["generate", str(FOLDER), *args])
+    assert result.exit_code != 0
+    assert len(result.output.strip().splitlines()) == 1
+    assert "--prompt TEXT or as --ids" in result.output
+
+
+@pytest.mark.parametrize("case", EXPECTED["encode"], ids=lambda c: f"{c['text']!r}-{c['add_special_tokens']}")
+def test_encode_with_and_without_special_tokens_like_genai(tokenizer, case):
+    assert tokenizer.encode(case["text"], add_special_tokens=case["add_special_tokens"]) == case["ids"]
+
+
+@pytest.mark.parametrize("case", EXPECTED["decode"], ids=lambda c: f"{c['ids'][:3]}-{c['skip_special_tokens']}")
+def test_decode_with_and_without_skipping_special_tokens_like_genai(tokenizer, case):
+    assert tokenizer.decode(case["ids"], skip_special_tokens=case["skip_special_tokens"]) == case["text"]
+
+
+def test_module_functions(tokenizer):
+    assert irrun.text.tokenize(FOLDER, "Hello world") == tokenizer.encode("Hello world")
+    assert irrun.text.detokenize(FOLDER, tokenizer.encode("Hello world")) == "Hello world"
