@@ -124,15 +124,6 @@ def i32(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int32).reshape(-1)
 
 
-def utf8_offsets(text: str) -> np.ndarray | None:
-    """Byte offset of each character of `text` in its UTF-8 form (and of its end); None when it is ASCII."""
-    if text.isascii():
-        return None
-    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
-    return np.concatenate(([0], np.cumsum(widths)))
-
-
 def decode_or_none(data: bytes) -> str | None:
     """The text of `data`, or None when it is not valid UTF-8 (PCRE2 in UTF mode then matches nothing)."""
     try:
@@ -162,25 +153,48 @@ def compile_pcre(pattern: bytes):
                              rule="input.value") from None
 
 
-def match_spans(pattern, data: bytes):
+def match_spans(pattern, data: bytes) -> list[tuple[int, int, int, int]]:
     """Byte spans (start, end, group start, group end) of the successive non-empty matches of `pattern` in
     `data`, stopping at the first empty match as the extension's loops do; the group is the last participating
     capture group inside the match (or the match itself)."""
     text = decode_or_none(data)
     if text is None:
-        return
-    offsets = utf8_offsets(text)
+        return []
+    groups = pattern.groups
+    spans = []
     for match in pattern.finditer(text):
         start, end = match.span()
         if start == end:
-            return
+            break
         group_start, group_end = start, end
-        for index in range(1, (match.re.groups or 0) + 1):
+        for index in range(1, groups + 1):
             g_start, g_end = match.span(index)
             if g_start != -1 and start <= g_start and g_end <= end:
                 group_start, group_end = g_start, g_end
         if group_start == group_end:
             group_start, group_end = start, end
-        if offsets is not None:
-            start, end, group_start, group_end = (int(offsets[i]) for i in (start, end, group_start, group_end))
-        yield start, end, group_start, group_end
+        spans.append((start, end, group_start, group_end))
+    if len(text) == len(data) or not spans:
+        return spans
+    offsets = utf8_offsets(text)
+    return [(offsets[a], offsets[b], offsets[c], offsets[d]) for a, b, c, d in spans]
+
+
+def utf8_offsets(text: str) -> list[int]:
+    """The UTF-8 byte offset of each character index of `text` (0 .. len(text))."""
+    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    return [0, *np.cumsum(widths).tolist()]
+
+
+class BoundedCache(dict):
+    """A dict that stops taking new entries at `capacity` (as the extension's BPE cache does)."""
+
+    def __init__(self, capacity: int = 20000):
+        super().__init__()
+        self.capacity = capacity
+
+    def put(self, key, value):
+        if len(self) < self.capacity:
+            self[key] = value
+        return value

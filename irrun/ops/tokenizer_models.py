@@ -16,6 +16,7 @@ from .registry import TensorInfo, extension_op
 from .tokenizer_base import (
     I32,
     I64,
+    BoundedCache,
     TokenizerOp,
     compile_pcre,
     expect_ragged_strings,
@@ -55,7 +56,7 @@ class _ModelOp(TokenizerOp):
     def model(self, arrays):
         if "_model" not in self.__dict__:
             self._model = self.build(arrays)
-            self._cache = {}
+            self._cache = BoundedCache(getattr(self, "cache_capacity", 20000))
         return self._model
 
     def tokenize(self, arrays, word_ids):
@@ -64,9 +65,7 @@ class _ModelOp(TokenizerOp):
 
         def cached(word):
             ids = cache.get(word)
-            if ids is None:
-                ids = cache[word] = word_ids(word)
-            return ids
+            return ids if ids is not None else cache.put(word, word_ids(word))
 
         return _map_words(arrays, cached)
 

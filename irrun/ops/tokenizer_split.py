@@ -12,6 +12,7 @@ from .attrs import Bool, Int, Str
 from .registry import TensorInfo, extension_op
 from .tokenizer_base import (
     BOOL,
+    BoundedCache,
     TokenizerOp,
     compile_pcre,
     const_string,
@@ -73,6 +74,16 @@ class _SplitOp(TokenizerOp):
         expect_scalar_string(inputs, 5 + has_skips)
         return [*ragged_strings_out(inputs[0].shape), TensorInfo((None,), BOOL)]
 
+    def cached(self, split_one):
+        """split_one with its results kept per string (the same words recur)."""
+        cache = self.__dict__.setdefault("_pieces", BoundedCache())
+
+        def split(data: bytes):
+            pieces = cache.get(data)
+            return pieces if pieces is not None else cache.put(data, split_one(data))
+
+        return split
+
     def pattern(self, array: np.ndarray):
         key = const_string(array)
         cache = self.__dict__.setdefault("_patterns", {})
@@ -104,7 +115,7 @@ class SpecialTokensSplit(_SplitOp):
                 pieces.append((start, len(data), False))
             return pieces
 
-        return _ragged_pieces(arrays, len(arrays) == 7, split_one)
+        return _ragged_pieces(arrays, len(arrays) == 7, self.cached(split_one))
 
 
 _MODES = ("remove", "isolate", "contiguous", "mergedwithprevious", "mergedwithnext")
@@ -156,7 +167,7 @@ class RegexSplit(_SplitOp):
             # The extension's shortcut for inputs without a single byte: one empty row, whatever the batch.
             empty_row = np.zeros(1, dtype=np.int32)
             return [empty_row, empty_row.copy(), *arrays[2:5], *arrays[5:6 if has_skips else 5]]
-        outputs = _ragged_pieces(arrays, has_skips, split_one)
+        outputs = _ragged_pieces(arrays, has_skips, self.cached(split_one))
         return outputs if has_skips else outputs[:5]
 
     def _split(self, pattern, data: bytes, mode: str):
