@@ -45,6 +45,7 @@ from . import (  # noqa: F401
     state,
     strings,
     tensor_misc,
+    tokenizer_bytes,
     tokenizer_decode,
     tokenizer_models,
     tokenizer_normalize,

@@ -124,12 +124,10 @@ def i32(values) -> np.ndarray:
     return np.asarray(values, dtype=np.int32).reshape(-1)
 
 
-def decode_or_none(data: bytes) -> str | None:
-    """The text of `data`, or None when it is not valid UTF-8 (PCRE2 in UTF mode then matches nothing)."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+def decode_escaped(data: bytes) -> str:
+    """The text of `data`, each byte of an invalid UTF-8 sequence as a lone surrogate U+DC80..U+DCFF (the
+    extension's PCRE2 matches with JIT, which does not check UTF-8: such bytes are matched as they come)."""
+    return data.decode("utf-8", "surrogateescape")
 
 
 # PCRE2's \x{hhh} code point escape (the `regex` package reads \x as two hex digits only), not after a backslash.
@@ -157,9 +155,7 @@ def match_spans(pattern, data: bytes) -> list[tuple[int, int, int, int]]:
     """Byte spans (start, end, group start, group end) of the successive non-empty matches of `pattern` in
     `data`, stopping at the first empty match as the extension's loops do; the group is the last participating
     capture group inside the match (or the match itself)."""
-    text = decode_or_none(data)
-    if text is None:
-        return []
+    text = decode_escaped(data)
     groups = pattern.groups
     spans = []
     for match in pattern.finditer(text):
@@ -181,9 +177,10 @@ def match_spans(pattern, data: bytes) -> list[tuple[int, int, int, int]]:
 
 
 def utf8_offsets(text: str) -> list[int]:
-    """The UTF-8 byte offset of each character index of `text` (0 .. len(text))."""
-    points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    """The UTF-8 byte offset of each character index of `text` (0 .. len(text)); an escaped byte is one."""
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    widths[(points >= 0xDC80) & (points <= 0xDCFF)] = 1
     return [0, *np.cumsum(widths).tolist()]
 
 

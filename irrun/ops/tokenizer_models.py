@@ -317,6 +317,64 @@ def _char_length(lead: int) -> int:
     return (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)[lead >> 4]
 
 
+@extension_op("VocabEncoder")
+class VocabEncoder(TokenizerOp):
+    """strings (begins, ends, chars) -> the id of each in a vocabulary (strings, ids), or the default id."""
+
+    num_inputs = (8, 8)
+
+    def output_infos(self, inputs):
+        expect_strings(inputs, 0)
+        expect_strings(inputs, 3)
+        expect_type(inputs, 6, "i32", "i64")
+        if inputs[7].type != inputs[6].type:
+            raise ShapeError(f"the default id is {inputs[7].type}, the ids {inputs[6].type}", rule="port.type",
+                             port=7)
+        return [TensorInfo(inputs[0].shape, inputs[6].type)]
+
+    def compute(self, arrays):
+        if "_vocab" not in self.__dict__:
+            self._vocab = {}
+            for token, index in zip(unpack(*arrays[3:6]), np.asarray(arrays[6]).reshape(-1).tolist()):
+                self._vocab.setdefault(token, index)
+        default = np.asarray(arrays[7]).reshape(-1)[0].item()
+        ids = [self._vocab.get(s, default) for s in unpack(*arrays[:3])]
+        return [np.asarray(ids, dtype=np.asarray(arrays[6]).dtype).reshape(np.asarray(arrays[0]).shape)]
+
+
+@extension_op("TrieTokenizer")
+class TrieTokenizer(_ModelOp):
+    """Greedy longest match of vocabulary entries (strings with their ids) along each string; a position no
+    entry matches is an error (the extension loops there forever)."""
+
+    num_inputs = (9, 9)
+
+    def output_infos(self, inputs):
+        expect_ragged_strings(inputs)
+        expect_strings(inputs, 5)
+        expect_type(inputs, 8, "i32")
+        return ragged_out(inputs[0].shape, I32)
+
+    def build(self, arrays):
+        vocab = dict(zip(unpack(*arrays[5:8]), np.asarray(arrays[8]).reshape(-1).tolist()))
+        return vocab, max(map(len, vocab), default=0)
+
+    def compute(self, arrays):
+        return self.tokenize(arrays, self.word_ids)
+
+    def word_ids(self, word: bytes) -> list[int]:
+        vocab, longest = self._model
+        ids, start = [], 0
+        while start < len(word):
+            token, end = _longest(vocab, longest, word, start)
+            if token == -1:
+                raise ExecutionError(f"no vocabulary entry matches {word[start:start + 8]!r} (byte {start} of a "
+                                     f"{len(word)}-byte string)", rule="input.value")
+            ids.append(token)
+            start = end
+        return ids
+
+
 def sentencepiece_processor(op, model: np.ndarray):
     """The layer's sentencepiece processor, loaded once from the serialized model constant."""
     if "_processor" not in op.__dict__:

@@ -2,13 +2,10 @@
 CaseFold. Each maps every string of a string tensor (begins, ends, chars[, skips]) to a new one; strings marked
 in skips (special tokens) pass unchanged.
 
-The extension normalizes Unicode with sentencepiece character maps compiled from ICU: a greedy longest match of
-characters and sequences, with no canonical reordering. irrun uses Python's unicodedata, which reorders combining
-marks (see docs/semantics.md); the two agree on text whose combining marks are in canonical order.
+Unicode normalization and case folding go through sentencepiece's character maps as the extension applies them
+(irrun/ops/tokenizer_charsmap.py).
 """
 from __future__ import annotations
-
-import unicodedata
 
 import numpy as np
 
@@ -20,6 +17,7 @@ from .tokenizer_base import (
     TokenizerOp,
     compile_pcre,
     const_string,
+    decode_escaped,
     expect_scalar_string,
     expect_strings,
     expect_type,
@@ -27,6 +25,7 @@ from .tokenizer_base import (
     strings_out,
     unpack,
 )
+from .tokenizer_charsmap import normalizer
 
 
 class _NormalizeOp(TokenizerOp):
@@ -122,53 +121,14 @@ class RegexNormalization(_NormalizeOp):
         self._replace = _replacement(const_string(arrays[at + 1]).decode("utf-8", "surrogateescape"))
 
     def normalize(self, data):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return data
+        text = decode_escaped(data)
         if self._pattern.search(text) is None:
             return data
         return self._pattern.sub(self._replace, text, count=0 if self.global_replace else 1).encode(
             "utf-8", "surrogateescape")
 
 
-_FORMS = {"nfc": "NFC", "nfd": "NFD", "nfkc": "NFKC", "nfkd": "NFKD"}
-
-
-def _unicode_normalizer(form: str, case_fold: bool):
-    """bytes -> bytes: Unicode normalization `form` ("" for none) then lower-casing when case_fold; invalid UTF-8
-    sequences become U+FFFD as in sentencepiece."""
-    python_form = _FORMS.get(form.lower()) if form else None
-
-    def normalize(data: bytes) -> bytes:
-        text = data.decode("utf-8", "replace")
-        if python_form:
-            text = unicodedata.normalize(python_form, text)
-        if case_fold:
-            text = text.lower()
-            if python_form:
-                text = unicodedata.normalize(python_form, text)
-        return text.encode("utf-8")
-
-    return normalize
-
-
-def _sentencepiece_whitespace(normalize, add_dummy_prefix: bool, remove_extra: bool, escape: bool):
-    """sentencepiece's whitespace options around a character normalization."""
-    if not (add_dummy_prefix or remove_extra or escape):
-        return normalize
-
-    def wrapped(data: bytes) -> bytes:
-        text = normalize(data)
-        if remove_extra:
-            text = b" ".join(part for part in text.split(b" ") if part)
-        if add_dummy_prefix and text:
-            text = b" " + text
-        if escape:
-            text = text.replace(b" ", "\u2581".encode())
-        return text
-
-    return wrapped
+_FORMS = ("nfc", "nfd", "nfkc", "nfkd", "identity")
 
 
 @extension_op("CharsMapNormalization")
@@ -194,11 +154,10 @@ class CharsMapNormalization(_NormalizeOp):
         if not self.normalization_form:
             raise ExecutionError("a precompiled sentencepiece character map (no normalization_form) is not "
                                  "supported by irrun", rule="layer.unimplemented")
-        if self.normalization_form.lower() not in _FORMS and self.normalization_form.lower() != "identity":
+        if self.normalization_form.lower() not in _FORMS:
             raise ExecutionError(f"unknown normalization_form {self.normalization_form!r}", rule="attr.value")
-        self._normalize = _sentencepiece_whitespace(
-            _unicode_normalizer(self.normalization_form, self.case_fold), self.add_dummy_prefix,
-            self.remove_extra_whitespaces, self.escape_whitespaces)
+        self._normalize = normalizer(self.normalization_form, self.case_fold, self.add_dummy_prefix,
+                                     self.remove_extra_whitespaces, self.escape_whitespaces)
 
     def normalize(self, data):
         return self._normalize(data)
@@ -210,7 +169,8 @@ class NormalizeUnicode(_NormalizeOp):
     num_inputs = (3, 4)
 
     def prepare(self, arrays):
-        self.__dict__.setdefault("_normalize", _unicode_normalizer(self.normalization_form, False))
+        if "_normalize" not in self.__dict__:
+            self._normalize = normalizer(self.normalization_form, False)
 
     def normalize(self, data):
         return self._normalize(data)
@@ -233,7 +193,7 @@ class CaseFold(_NormalizeOp):
         if "_normalize" in self.__dict__:
             return
         if self.encoding:
-            self._normalize = _unicode_normalizer("", True)
+            self._normalize = normalizer("identity", True)
         elif self.lower:
             self._normalize = bytes.lower
         else:
