@@ -147,15 +147,26 @@ def detokenize(folder, ids, skip_special_tokens: bool = True) -> str:
 
 def generate(folder, prompt: str, max_new_tokens: int, apply_chat_template: bool = True,
              max_memory: int | None = None) -> str:
-    """The text LLMPipeline(folder).generate(prompt, max_new_tokens=...) gives with greedy decoding."""
+    """The text LLMPipeline(folder).generate(prompt, max_new_tokens=...) gives with greedy decoding; for an
+    encoder-decoder folder, optimum-intel's greedy generate on the tokenized prompt, decoded skipping special
+    tokens."""
+    from .seq2seq import generate_seq2seq, is_seq2seq
+
     tokenizer = Tokenizer(folder, max_memory=max_memory)
-    ids = tokenizer.prompt_ids(prompt, apply_chat_template)
-    result = generate_folder(folder, ids, max_new_tokens, max_memory=max_memory)
-    return tokenizer.decode(result.tokens, skip_special_tokens=True)
+    if is_seq2seq(folder):
+        tokens = generate_seq2seq(folder, tokenizer.encode(prompt), max_new_tokens, max_memory=max_memory)
+    else:
+        ids = tokenizer.prompt_ids(prompt, apply_chat_template)
+        tokens = generate_folder(folder, ids, max_new_tokens, max_memory=max_memory).tokens
+    return tokenizer.decode(tokens, skip_special_tokens=True)
 
 
 def openvino_genai_text(folder, prompt: str, max_new_tokens: int, apply_chat_template: bool = True) -> str:
     """openvino_genai.LLMPipeline's greedy text for the same folder (f32 CPU settings), for --against openvino."""
+    from .seq2seq import is_seq2seq
+
+    if is_seq2seq(folder):
+        raise InputError(f"{folder}: --against openvino runs LLMPipeline, which takes decoder folders only")
     try:
         import openvino_genai
     except ImportError:

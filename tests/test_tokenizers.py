@@ -37,7 +37,7 @@ def _as_lists(outputs: dict, names) -> dict:
 
 def test_corpus_covers_every_family_and_variant():
     families = {f.parent.name for f in FOLDERS}
-    assert {"bpe_bytelevel", "bpe_llama3", "wordpiece", "sp_unigram", "sp_bpe", "sp_bpe_fast",
+    assert {"bpe_bytelevel", "bpe_llama3", "wordpiece", "sp_unigram", "sp_unigram_fast", "sp_bpe", "sp_bpe_fast",
             "hf_unigram"} <= families
     assert {f.name for f in FOLDERS} == {"default", "no_special", "left_trunc", "pair"}
 

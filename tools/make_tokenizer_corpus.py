@@ -2,6 +2,7 @@
 
     python tools/make_tokenizer_corpus.py [--only bpe_bytelevel,wordpiece] [--out tests/data/tokenizers]
     python tools/make_tokenizer_corpus.py --llm [--llm-out tests/data/tokenizer_llm]
+    python tools/make_tokenizer_corpus.py --seq2seq [--seq2seq-out tests/data/tokenizer_seq2seq]
 
 Needs tokenizers, sentencepiece, transformers, openvino and openvino-tokenizers; no network. Each tokenizer is
 trained in-process on CORPUS, wrapped as a transformers tokenizer and converted with
@@ -167,6 +168,15 @@ def sp_unigram(work):
                           add_bos_token=True, add_eos_token=False, legacy=False)
 
 
+def sp_unigram_fast(work):
+    """The SentencePiece Unigram model through transformers' fast T5 tokenizer (its precompiled character map as
+    an input of CharsMapNormalization, then UnigramTokenizer)."""
+    from transformers import T5TokenizerFast
+    model = _sentencepiece_model("unigram", work, 200)
+    return T5TokenizerFast(vocab_file=model, extra_ids=0, eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+                           from_slow=True)
+
+
 def sp_bpe(work):
     """SentencePiece BPE with byte fallback (Llama-2 style)."""
     from transformers import LlamaTokenizer
@@ -211,6 +221,7 @@ TOKENIZERS = {
     "bpe_llama3": bpe_llama3,
     "wordpiece": wordpiece,
     "sp_unigram": sp_unigram,
+    "sp_unigram_fast": sp_unigram_fast,
     "sp_bpe": sp_bpe,
     "sp_bpe_fast": sp_bpe_fast,
     "hf_unigram": hf_unigram,
@@ -228,6 +239,7 @@ VARIANTS = {
 
 # ---------------------------------------------------------------- a tiny LLM folder with tokenizers
 
+SEED = 20261126
 LLM_SOURCE = "llama"        # tests/data/llm/<this>: vocab 256, bos 1, eos 2, pad 0
 LLM_CORPUS = [
     "The quick brown fox jumps over the lazy dog.", "Hello world, this is a test of the tokenizer.",
@@ -241,7 +253,7 @@ LLM_MAX_NEW_TOKENS = 12
 LLM_CONFIG = dict(CPU_CONFIG, KV_CACHE_PRECISION="f32", DYNAMIC_QUANTIZATION_GROUP_SIZE="0")
 
 
-def llm_tokenizer(work):
+def llm_tokenizer(work, chat_template=True):
     """A SentencePiece BPE model with exactly the tiny LLM's 256 ids (unk 0, bos 1, eos 2), through transformers'
     fast conversion, with a chat template."""
     import sentencepiece as spm
@@ -254,7 +266,8 @@ def llm_tokenizer(work):
                                    minloglevel=2, num_threads=1, normalization_rule_name="identity")
     tok = LlamaTokenizerFast(vocab_file=prefix + ".model", unk_token="<unk>", bos_token="<s>", eos_token="</s>",
                              add_bos_token=True, add_eos_token=False, legacy=False, from_slow=True)
-    tok.chat_template = LLM_CHAT_TEMPLATE
+    if chat_template:
+        tok.chat_template = LLM_CHAT_TEMPLATE
     return tok
 
 
@@ -297,6 +310,68 @@ def build_llm_folder(out: Path, core) -> None:
                 "encode": encodes, "decode": decodes, "openvino_genai": openvino_genai.__version__}
     (out / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     del core
+
+
+# ---------------------------------------------------------------- a tiny seq2seq folder with tokenizers
+
+# tests/data/llm/<name> (vocab 256; t5: pad 0 = decoder start, eos 2; bart: bos 1, eos 2 = decoder start)
+# -> the tokenizer built for it.
+SEQ2SEQ_SOURCES = {"t5": "seq2seq_tokenizer", "bart": "llm_tokenizer"}
+
+
+def seq2seq_tokenizer(work):
+    """A SentencePiece Unigram model with the tiny T5's ids (pad 0, unk 1, eos 2) as a T5 fast tokenizer."""
+    import sentencepiece as spm
+    from transformers import T5TokenizerFast
+    text = Path(work) / "seq2seq_corpus.txt"
+    # Unigram training needs more distinct text than LLM_CORPUS to reach 256 pieces: seeded made-up words.
+    rng = np.random.default_rng(SEED)
+    syllables = ["ka", "lo", "mi", "ter", "an", "sol", "ve", "ru", "pin", "da", "os", "el", "quo", "ny", "bra"]
+    words = ["".join(rng.choice(syllables, size=rng.integers(1, 4))) for _ in range(3000)]
+    made_up = [" ".join(words[i:i + 12]) for i in range(0, len(words), 12)]
+    text.write_text("\n".join(LLM_CORPUS + made_up), encoding="utf-8")
+    prefix = str(Path(work) / "seq2seq_sp")
+    spm.SentencePieceTrainer.train(input=str(text), model_prefix=prefix, model_type="unigram", vocab_size=256,
+                                   character_coverage=1.0, pad_id=0, unk_id=1, eos_id=2, bos_id=-1,
+                                   minloglevel=2, num_threads=1)
+    return T5TokenizerFast(vocab_file=prefix + ".model", extra_ids=0, eos_token="</s>", unk_token="<unk>",
+                           pad_token="<pad>", from_slow=True)
+
+
+def build_seq2seq_folder(source_name: str, out: Path) -> None:
+    """tests/data/llm/<source_name>'s encoder and decoder with tokenizer IRs, and optimum-intel's greedy text for
+    LLM_PROMPTS."""
+    import openvino as ov
+    from openvino_tokenizers import convert_tokenizer
+    from optimum.intel import OVModelForSeq2SeqLM
+    source = Path(__file__).resolve().parent.parent / "tests" / "data" / "llm" / source_name
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for name in ("openvino_encoder_model.xml", "openvino_encoder_model.bin", "openvino_decoder_model.xml",
+                 "openvino_decoder_model.bin", "config.json", "generation_config.json"):
+        shutil.copy(source / name, out / name)
+    with tempfile.TemporaryDirectory() as work:
+        build = globals()[SEQ2SEQ_SOURCES[source_name]]
+        hf = build(work, chat_template=False) if build is llm_tokenizer else build(work)
+        tokenizer, detokenizer = convert_tokenizer(hf, with_detokenizer=True)
+        import openvino_tokenizers
+        core = ov.Core()
+        core.add_extension(openvino_tokenizers._ext_path)
+        ov_tokenizer = core.compile_model(tokenizer, "CPU", CPU_CONFIG)
+        model = OVModelForSeq2SeqLM.from_pretrained(out, ov_config=LLM_CONFIG, compile=True)
+        cases = []
+        for prompt in LLM_PROMPTS:
+            encoded = hf(prompt, return_tensors="pt")
+            generated = model.generate(**encoded, max_new_tokens=LLM_MAX_NEW_TOKENS, do_sample=False, num_beams=1)
+            ov_ids = _tokenizer_outputs(ov_tokenizer, [np.array([prompt])])["input_ids"][0]
+            cases.append({"prompt": prompt, "max_new_tokens": LLM_MAX_NEW_TOKENS,
+                          "prompt_ids": encoded["input_ids"][0].tolist(), "openvino_prompt_ids": ov_ids,
+                          "generated_ids": generated[0].tolist(),
+                          "text": hf.decode(generated[0], skip_special_tokens=True)})
+    ov.save_model(tokenizer, out / "openvino_tokenizer.xml")
+    ov.save_model(detokenizer, out / "openvino_detokenizer.xml")
+    expected = {"source": f"tests/data/llm/{source_name}", "cases": cases}
+    (out / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 # ---------------------------------------------------------------- running OpenVINO
@@ -391,7 +466,14 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests/data/tokenizers"))
     parser.add_argument("--llm", action="store_true", help="build only the tiny LLM folder with tokenizers")
     parser.add_argument("--llm-out", default=str(Path(__file__).resolve().parent.parent / "tests/data/tokenizer_llm"))
+    parser.add_argument("--seq2seq", action="store_true", help="build only the tiny seq2seq folder with tokenizers")
+    parser.add_argument("--seq2seq-out",
+                        default=str(Path(__file__).resolve().parent.parent / "tests/data/tokenizer_seq2seq"))
     args = parser.parse_args(argv)
+    if args.seq2seq:
+        for name in SEQ2SEQ_SOURCES:
+            build_seq2seq_folder(name, Path(args.seq2seq_out) / name)
+        return 0
     import openvino as ov
     import openvino_tokenizers
     core = ov.Core()

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import unicodedata
 
+import numpy as np
+
 _HANGUL = range(0xAC00, 0xD7A4)
 
 
@@ -91,23 +93,90 @@ class CharsMap:
         return self._folded[key]
 
     @staticmethod
-    def _apply(rule, text: str, longest: int) -> str:
-        """Greedy longest match of rules of at most `longest` characters; other characters are kept."""
-        out, i, size = [], 0, len(text)
+    def _pieces(rule, text: str, longest: int):
+        """Greedy longest match of rules of at most `longest` characters: each rule's result, or the character
+        no rule starts with."""
+        i, size = 0, len(text)
         while i < size:
             for length in range(min(longest, size - i), 0, -1):
                 value = rule(text[i:i + length])
                 if value is not None:
-                    out.append(value)
+                    yield value
                     i += length
                     break
             else:
-                out.append(text[i])
+                yield text[i]
                 i += 1
-        return "".join(out)
 
-    def apply(self, text: str) -> str:
-        return self._apply(self.rule, text, self.longest)
+    @classmethod
+    def _apply(cls, rule, text: str, longest: int) -> str:
+        return "".join(cls._pieces(rule, text, longest))
+
+    def pieces(self, data: bytes):
+        return self._pieces(self.rule, _decode(data), self.longest)
+
+
+class PrecompiledCharsMap:
+    """A serialized sentencepiece character map (normalizer_spec.precompiled_charsmap): a little-endian u32 size,
+    a darts-clone double-array trie of that many bytes whose values are offsets into the NUL-terminated
+    replacement strings that follow."""
+
+    def __init__(self, blob: bytes):
+        if len(blob) < 4:
+            raise ValueError("a precompiled character map needs at least 4 bytes")
+        size = int.from_bytes(blob[:4], "little")
+        if size % 4 or 4 + size > len(blob):
+            raise ValueError(f"its trie size {size} does not fit the {len(blob)}-byte map")
+        self.units = np.frombuffer(blob[4:4 + size], dtype="<u4").tolist()
+        self.replacements = blob[4 + size:]
+
+    def longest_match(self, data: bytes, start: int) -> tuple[int, bytes | None]:
+        """(length, replacement) of the longest key at data[start:], or (0, None): the double-array walk."""
+        units, node = self.units, 0
+        if not units:
+            return 0, None
+        node ^= _offset(units[0])
+        found = (0, None)
+        for i in range(start, len(data)):
+            byte = data[i]
+            node ^= byte
+            if node >= len(units):
+                break
+            unit = units[node]
+            if unit & 0x800000FF != byte:
+                break
+            node ^= _offset(unit)
+            if (unit >> 8) & 1:
+                value = units[node] & 0x7FFFFFFF
+                end = self.replacements.find(b"\0", value)
+                found = (i + 1 - start, self.replacements[value:end if end != -1 else len(self.replacements)])
+        return found
+
+    def pieces(self, data: bytes):
+        """sentencepiece's NormalizePrefix along the bytes: a key's replacement, else one UTF-8 character, else
+        U+FFFD for one byte."""
+        i = 0
+        while i < len(data):
+            length, replacement = self.longest_match(data, i)
+            if length:
+                yield replacement.decode("utf-8", "replace")
+                i += length
+                continue
+            char = _decode(data[i:i + _utf8_length(data[i])])
+            if len(char) == 1 and char != "\ufffd":
+                yield char
+                i += len(char.encode("utf-8"))
+            else:
+                yield "\ufffd"
+                i += 1
+
+
+def _offset(unit: int) -> int:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+def _utf8_length(lead: int) -> int:
+    return 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
 
 
 def _decode(data: bytes) -> str:
@@ -118,21 +187,32 @@ def _decode(data: bytes) -> str:
     return "".join("\ufffd" if "\udc80" <= c <= "\udcff" else c for c in text)
 
 
-def normalizer(form: str, case_fold: bool, add_dummy_prefix=False, remove_extra_whitespaces=False,
-               escape_whitespaces=False):
-    """bytes -> bytes, as sentencepiece's Normalizer::Normalize with that spec."""
-    chars_map = CharsMap(form, case_fold)
+def normalizer(chars_map, add_dummy_prefix=False, remove_extra_whitespaces=False, escape_whitespaces=False):
+    """bytes -> bytes, as sentencepiece's Normalizer::Normalize with that spec; `chars_map` has pieces(bytes)."""
+    space = "\u2581" if escape_whitespaces else " "
 
     def normalize(data: bytes) -> bytes:
-        text = chars_map.apply(_decode(data))
+        pieces = list(chars_map.pieces(data))
+        first = 0
         if remove_extra_whitespaces:
-            text = " ".join(part for part in text.split(" ") if part)
-        if not text:
+            while first < len(pieces) and pieces[first] == " ":
+                first += 1
+        if first == len(pieces):
             return b""
-        if add_dummy_prefix:
-            text = " " + text
-        if escape_whitespaces:
-            text = text.replace(" ", "\u2581")
+        out = [space] if add_dummy_prefix else []
+        previous_space = remove_extra_whitespaces
+        for piece in pieces[first:]:
+            if previous_space:
+                piece = piece.lstrip(" ")
+            if piece:
+                out.append(piece.replace(" ", "\u2581") if escape_whitespaces else piece)
+                previous_space = piece.endswith(" ")
+            if not remove_extra_whitespaces:
+                previous_space = False
+        text = "".join(out)
+        if remove_extra_whitespaces:
+            while text.endswith(space):
+                text = text[:-1]
         return text.encode("utf-8")
 
     return normalize

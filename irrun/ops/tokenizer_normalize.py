@@ -25,7 +25,7 @@ from .tokenizer_base import (
     strings_out,
     unpack,
 )
-from .tokenizer_charsmap import normalizer
+from .tokenizer_charsmap import CharsMap, PrecompiledCharsMap, normalizer
 
 
 class _NormalizeOp(TokenizerOp):
@@ -133,8 +133,8 @@ _FORMS = ("nfc", "nfd", "nfkc", "nfkd", "identity")
 
 @extension_op("CharsMapNormalization")
 class CharsMapNormalization(_NormalizeOp):
-    """sentencepiece's normalizer: a Unicode form with optional case folding named by attributes, or a
-    precompiled character map given as an input (not supported by irrun), with sentencepiece's whitespace
+    """sentencepiece's normalizer: a Unicode form with optional case folding named by attributes, or the
+    precompiled character map of a sentencepiece model given as an input, with sentencepiece's whitespace
     options."""
 
     add_dummy_prefix = Bool(default=False)
@@ -151,13 +151,19 @@ class CharsMapNormalization(_NormalizeOp):
     def prepare(self, arrays):
         if "_normalize" in self.__dict__:
             return
-        if not self.normalization_form:
-            raise ExecutionError("a precompiled sentencepiece character map (no normalization_form) is not "
-                                 "supported by irrun", rule="layer.unimplemented")
-        if self.normalization_form.lower() not in _FORMS:
-            raise ExecutionError(f"unknown normalization_form {self.normalization_form!r}", rule="attr.value")
-        self._normalize = normalizer(self.normalization_form, self.case_fold, self.add_dummy_prefix,
-                                     self.remove_extra_whitespaces, self.escape_whitespaces)
+        if self.normalization_form:
+            if self.normalization_form.lower() not in _FORMS:
+                raise ExecutionError(f"unknown normalization_form {self.normalization_form!r}", rule="attr.value")
+            chars_map = CharsMap(self.normalization_form, self.case_fold)
+        else:
+            blob = const_string(arrays[3 + self.has_skips(len(arrays))])
+            try:
+                chars_map = PrecompiledCharsMap(blob)
+            except ValueError as exc:
+                raise ExecutionError(f"the precompiled character map input is malformed: {exc}",
+                                     rule="input.value") from None
+        self._normalize = normalizer(chars_map, self.add_dummy_prefix, self.remove_extra_whitespaces,
+                                     self.escape_whitespaces)
 
     def normalize(self, data):
         return self._normalize(data)
@@ -170,7 +176,7 @@ class NormalizeUnicode(_NormalizeOp):
 
     def prepare(self, arrays):
         if "_normalize" not in self.__dict__:
-            self._normalize = normalizer(self.normalization_form, False)
+            self._normalize = normalizer(CharsMap(self.normalization_form, False))
 
     def normalize(self, data):
         return self._normalize(data)
@@ -193,7 +199,7 @@ class CaseFold(_NormalizeOp):
         if "_normalize" in self.__dict__:
             return
         if self.encoding:
-            self._normalize = normalizer("identity", True)
+            self._normalize = normalizer(CharsMap("identity", True))
         elif self.lower:
             self._normalize = bytes.lower
         else:
