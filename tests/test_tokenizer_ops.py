@@ -61,3 +61,23 @@ def test_op_matches_openvino(name):
         assert _pieces(got, range(strings_at, strings_at + 3)) == _pieces(want, range(strings_at, strings_at + 3))
     for index, (a, b) in enumerate(zip(got, want)):
         assert a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b), f"output {index}"
+
+
+def _run_single(op_type: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """One extension op's compute, on arrays (no OpenVINO file for these: expected values are written by hand)."""
+    from irrun.ops.registry import EXTENSION_REGISTRY, Context
+
+    op = EXTENSION_REGISTRY[op_type]({}, Context())
+    return op.compute(inputs)
+
+
+def test_ragged_to_ragged_from_sorted_row_ids():
+    # rows 0 and 2 to 3 hold elements, rows 1 and 4 none; the extension's rule: begins/ends per row
+    begins, ends = _run_single("RaggedToRagged", [np.array([0, 0, 2, 2, 2, 3], np.int32), np.array([5], np.int32)])
+    assert begins.tolist() == [0, 2, 2, 5, 6] and ends.tolist() == [2, 2, 5, 6, 6]
+
+
+def test_ragged_tensor_pack_passes_its_elements():
+    (out,) = _run_single("RaggedTensorPack", [np.array([0], np.int32), np.array([2], np.int32),
+                                              np.array([7, 8], np.int64)])
+    assert out.tolist() == [7, 8] and out.dtype == np.int64

@@ -104,6 +104,8 @@ def cases():
                                    lambda: [_u8_const(r"(<s>|</s>|\[CLS\]|<unk>)")])
     out["bytes_to_chars"] = ("BytesToChars", {}, True, list)
     out["chars_to_bytes"] = ("CharsToBytes", {}, True, list)
+    out["ragged_to_sparse"] = ("RaggedToSparse", {}, True, list)
+    out["equal_str"] = ("EqualStr", {}, False, lambda: _strings_const(["Hello world"]))
     out["utf8_validate_replace"] = ("UTF8Validate", {"replace_mode": True}, False, list)
     out["utf8_validate_drop"] = ("UTF8Validate", {"replace_mode": False}, False, list)
     out["byte_fallback"] = ("ByteFallback", {}, False, list)
@@ -134,13 +136,16 @@ def build(name, spec, out: Path, core) -> dict:
     sources = [p.output(0) for p in params]
     if op_type == "CharsToBytes":  # its input is byte-level text: the battery through BytesToChars
         sources = _get_factory().create("BytesToChars", sources).outputs()[:5]
+    if op_type == "RaggedToSparse":  # rows of several elements: the battery's words
+        sources = _get_factory().create("RegexSplit", sources + [_u8_const(r"\s+").output(0)],
+                                        {"behaviour": "remove"}).outputs()[:2]
     node = _get_factory().create(op_type, sources + [o.output(0) for o in extra()], attrs)
     model = ov.Model([opset15.result(o) for o in node.outputs()], params, name)
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     ov.save_model(model, folder / "model.xml")
     compiled = core.compile_model(str(folder / "model.xml"), "CPU", CPU_CONFIG)
-    valid_only = op_type in REGEX_OPS
+    valid_only = op_type in REGEX_OPS or op_type == "RaggedToSparse"  # the latter after a RegexSplit
     arrays = decomposed(VALID if valid_only else STRINGS)
     inputs = list(arrays if ragged else arrays[2:])
     results = compiled.create_infer_request().infer(inputs)

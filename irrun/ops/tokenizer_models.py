@@ -342,6 +342,25 @@ class VocabEncoder(TokenizerOp):
         return [np.asarray(ids, dtype=np.asarray(arrays[6]).dtype).reshape(np.asarray(arrays[0]).shape)]
 
 
+@extension_op("EqualStr")
+class EqualStr(TokenizerOp):
+    """Two string tensors compared element by element (a one-string side repeats): 1 where equal, else 0."""
+
+    num_inputs = (6, 6)
+
+    def output_infos(self, inputs):
+        expect_strings(inputs, 0)
+        expect_strings(inputs, 3)
+        return [TensorInfo((None,), I32)]
+
+    def compute(self, arrays):
+        first, second = unpack(*arrays[:3]), unpack(*arrays[3:])
+        count = 0 if not first or not second else max(len(first), len(second))
+        equal = [(first[i] if i < len(first) else first[0]) == (second[i] if i < len(second) else second[0])
+                 for i in range(count)]
+        return [np.asarray(equal, dtype=np.int32)]
+
+
 @extension_op("TrieTokenizer")
 class TrieTokenizer(_ModelOp):
     """Greedy longest match of vocabulary entries (strings with their ids) along each string; a position no

@@ -217,3 +217,62 @@ class FuzeRagged(TokenizerOp):
                 raise ExecutionError(f"a row's {name} points outside the {table.size} strings", rule="input.index")
         shape = np.asarray(arrays[0]).shape
         return [begins[ragged_begins].astype(np.int32).reshape(shape), ends[last].astype(np.int32).reshape(shape)]
+
+
+@extension_op("RaggedToSparse")
+class RaggedToSparse(TokenizerOp):
+    """(begins, ends) -> [elements, 2] indices (row, position in the row) of every element, row by row."""
+
+    num_inputs = (2, 2)
+
+    def output_infos(self, inputs):
+        expect_type(inputs, 0, "i32")
+        expect_type(inputs, 1, "i32")
+        return [TensorInfo((None, 2), I32)]
+
+    def compute(self, arrays):
+        begins, ends = _flat(arrays[0]), _flat(arrays[1])
+        lengths = np.maximum(ends - begins, 0)
+        rows = np.repeat(np.arange(lengths.size), lengths)
+        positions = np.arange(rows.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        return [np.stack([rows, positions], axis=1).astype(np.int32).reshape(-1, 2)]
+
+
+@extension_op("RaggedToRagged")
+class RaggedToRagged(TokenizerOp):
+    """(sorted row ids of elements, number of rows) -> (begins, ends) of each row; ids from the first one that
+    is not a row are ignored."""
+
+    num_inputs = (2, 2)
+
+    def output_infos(self, inputs):
+        expect_type(inputs, 0, "i32")
+        expect_type(inputs, 1, "i32")
+        rows = None if inputs[1].value is None else int(np.asarray(inputs[1].value).reshape(-1)[0])
+        return [TensorInfo((rows,), I32), TensorInfo((rows,), I32)]
+
+    def compute(self, arrays):
+        row_ids = _flat(arrays[0])
+        rows = int(np.asarray(arrays[1]).reshape(-1)[0])
+        if row_ids.size and row_ids.min() < 0:
+            raise ExecutionError("row ids must be non-negative", rule="input.value")
+        outside = np.flatnonzero(row_ids >= rows)
+        row_ids = row_ids[:outside[0]] if outside.size else row_ids
+        wanted = np.arange(max(rows, 0))
+        return [np.searchsorted(row_ids, wanted, "left").astype(np.int32),
+                np.searchsorted(row_ids, wanted, "right").astype(np.int32)]
+
+
+@extension_op("RaggedTensorPack")
+class RaggedTensorPack(TokenizerOp):
+    """(begins, ends, data) -> data: the extension's marker for a ragged tensor, passing its elements through."""
+
+    num_inputs = (3, 3)
+
+    def output_infos(self, inputs):
+        expect_type(inputs, 0, "i32")
+        expect_type(inputs, 1, "i32")
+        return [TensorInfo(inputs[2].shape, inputs[2].type)]
+
+    def compute(self, arrays):
+        return [np.asarray(arrays[2])]
