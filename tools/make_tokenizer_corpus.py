@@ -10,6 +10,8 @@ openvino_tokenizers.convert_tokenizer in several variants. Each variant folder h
 openvino_detokenizer.xml/.bin (when the variant has one) and expected.json: the battery of strings (BATTERY),
 OpenVINO's tokenizer outputs for each string alone and for the battery but its long string as one batch, the detokenizer's
 text for each string's ids, and the Hugging Face tokenizer's ids and text for comparison (`hf_*`).
+The WordPiece and Unigram trainers of `tokenizers` are not reproducible run to run (their vocabularies come out
+in another order), so a rebuild gives other, equally valid, files.
 """
 from __future__ import annotations
 
@@ -81,45 +83,30 @@ def _fast(tok, **special):
 
 def bpe_bytelevel():
     """GPT-2 style: byte-level pre-tokenizer with its regex, BPE, <s> $A </s>."""
-    from tokenizers import (
-        Tokenizer,
-        decoders,
-        models,
-        pre_tokenizers,
-        processors,
-        trainers,
-    )
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=420, special_tokens=["<pad>", "<s>", "</s>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    import tokenizers as tk
+    tok = tk.Tokenizer(tk.models.BPE())
+    tok.pre_tokenizer = tk.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = tk.decoders.ByteLevel()
+    trainer = tk.trainers.BpeTrainer(vocab_size=420, special_tokens=["<pad>", "<s>", "</s>"],
+                                  initial_alphabet=tk.pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(CORPUS, trainer)
-    tok.post_processor = processors.TemplateProcessing(
+    tok.post_processor = tk.processors.TemplateProcessing(
         single="<s> $A </s>", pair="<s> $A </s> $B </s>", special_tokens=[("<s>", 1), ("</s>", 2)])
     return _fast(tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
 
 
 def bpe_llama3():
     """Llama-3 / Qwen style: a Split pre-tokenizer with a PCRE pattern, then byte-level without its regex."""
-    from tokenizers import (
-        Regex,
-        Tokenizer,
-        decoders,
-        models,
-        pre_tokenizers,
-        processors,
-        trainers,
-    )
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=450, special_tokens=["<|begin_of_text|>", "<|end_of_text|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    import tokenizers as tk
+    tok = tk.Tokenizer(tk.models.BPE())
+    tok.pre_tokenizer = tk.pre_tokenizers.Sequence([
+        tk.pre_tokenizers.Split(tk.Regex(LLAMA3_SPLIT), behavior="isolated"),
+        tk.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = tk.decoders.ByteLevel()
+    trainer = tk.trainers.BpeTrainer(vocab_size=450, special_tokens=["<|begin_of_text|>", "<|end_of_text|>"],
+                                  initial_alphabet=tk.pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(CORPUS, trainer)
-    tok.post_processor = processors.TemplateProcessing(
+    tok.post_processor = tk.processors.TemplateProcessing(
         single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A <|begin_of_text|> $B",
         special_tokens=[("<|begin_of_text|>", 0)])
     return _fast(tok, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>", pad_token="<|end_of_text|>")
@@ -127,22 +114,14 @@ def bpe_llama3():
 
 def wordpiece():
     """BERT uncased: BertNormalizer (lower case, strip accents, CJK spacing), BertPreTokenizer, WordPiece."""
-    from tokenizers import (
-        Tokenizer,
-        decoders,
-        models,
-        normalizers,
-        pre_tokenizers,
-        processors,
-        trainers,
-    )
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=500, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+    import tokenizers as tk
+    tok = tk.Tokenizer(tk.models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = tk.normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = tk.pre_tokenizers.BertPreTokenizer()
+    tok.decoder = tk.decoders.WordPiece()
+    trainer = tk.trainers.WordPieceTrainer(vocab_size=500, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
     tok.train_from_iterator(CORPUS, trainer)
-    tok.post_processor = processors.TemplateProcessing(
+    tok.post_processor = tk.processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
     from transformers import BertTokenizerFast
     return BertTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]",
@@ -196,22 +175,14 @@ def sp_bpe_fast(work):
 
 def hf_unigram():
     """A tokenizers Unigram model with Metaspace (not SentencePiece-backed)."""
-    from tokenizers import (
-        Tokenizer,
-        decoders,
-        models,
-        normalizers,
-        pre_tokenizers,
-        processors,
-        trainers,
-    )
-    tok = Tokenizer(models.Unigram())
-    tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace(r"  ", " ")])
-    tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(vocab_size=300, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>")
+    import tokenizers as tk
+    tok = tk.Tokenizer(tk.models.Unigram())
+    tok.normalizer = tk.normalizers.Sequence([tk.normalizers.NFKC(), tk.normalizers.Replace(r"  ", " ")])
+    tok.pre_tokenizer = tk.pre_tokenizers.Metaspace()
+    tok.decoder = tk.decoders.Metaspace()
+    trainer = tk.trainers.UnigramTrainer(vocab_size=300, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>")
     tok.train_from_iterator(CORPUS, trainer)
-    tok.post_processor = processors.TemplateProcessing(
+    tok.post_processor = tk.processors.TemplateProcessing(
         single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", 1)])
     return _fast(tok, eos_token="</s>", pad_token="<pad>", unk_token="<unk>")
 

@@ -168,7 +168,8 @@ def main(argv=None) -> int:
     core = ov.Core()
     core.add_extension(openvino_tokenizers._ext_path)
     out = Path(args.out)
-    expected = {"strings": [_b64(np.frombuffer(s, dtype=np.uint8)) for s in STRINGS], "cases": {}}
+    expected = {"strings": [_b64(np.frombuffer(s, dtype=np.uint8)) for s in STRINGS],
+                "valid_utf8": [_is_utf8(s) for s in STRINGS], "cases": {}}
     for name, spec in cases().items():
         try:
             expected["cases"][name] = build(name, spec, out, core)

@@ -67,17 +67,21 @@ def expect_type(inputs, port: int, *names: str) -> None:
         raise ShapeError(f"input {port} must be {' or '.join(names)}, got {info.type}", rule="port.type", port=port)
 
 
-def expect_strings(inputs, port: int) -> None:
-    """A decomposed string tensor (begins i32, ends i32, chars u8) at ports port .. port+2."""
+def expect_offsets(inputs, port: int) -> None:
+    """A ragged tensor's (begins i32, ends i32) at ports port, port+1."""
     expect_type(inputs, port, "i32")
     expect_type(inputs, port + 1, "i32")
+
+
+def expect_strings(inputs, port: int) -> None:
+    """A decomposed string tensor (begins i32, ends i32, chars u8) at ports port .. port+2."""
+    expect_offsets(inputs, port)
     expect_type(inputs, port + 2, "u8")
 
 
 def expect_ragged_strings(inputs, port: int = 0) -> None:
     """A ragged string tensor (ragged begins, ragged ends, begins, ends, chars) at ports port .. port+4."""
-    expect_type(inputs, port, "i32")
-    expect_type(inputs, port + 1, "i32")
+    expect_offsets(inputs, port)
     expect_strings(inputs, port + 2)
 
 

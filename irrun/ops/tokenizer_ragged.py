@@ -12,6 +12,7 @@ from .tokenizer_base import (
     I32,
     TokenizerOp,
     const_string,
+    expect_offsets,
     expect_scalar_string,
     expect_type,
     ragged_out,
@@ -41,8 +42,7 @@ class Truncate(TokenizerOp):
     def output_infos(self, inputs):
         pairs = self._pairs(len(inputs))
         for index in range(pairs):
-            expect_type(inputs, 3 * index, "i32")
-            expect_type(inputs, 3 * index + 1, "i32")
+            expect_offsets(inputs, 3 * index)
         expect_type(inputs, 3 * pairs, "i32")
         for port in range(3 * pairs + 1, len(inputs)):
             expect_scalar_string(inputs, port)
@@ -108,8 +108,7 @@ class CombineSegments(TokenizerOp):
         segments = (len(inputs) - 1) // 3
         shape, element = (None,), inputs[2].type
         for index in range(segments):
-            expect_type(inputs, 3 * index, "i32")
-            expect_type(inputs, 3 * index + 1, "i32")
+            expect_offsets(inputs, 3 * index)
             if inputs[3 * index + 2].type != element:
                 raise ShapeError(f"segment {index} holds {inputs[3 * index + 2].type}, segment 0 {element}",
                                  rule="port.type", port=3 * index + 2)
@@ -154,8 +153,7 @@ class RaggedToDense(TokenizerOp):
     num_inputs = (5, 6)
 
     def output_infos(self, inputs):
-        expect_type(inputs, 0, "i32")
-        expect_type(inputs, 1, "i32")
+        expect_offsets(inputs, 0)
         if not inputs[3].type.is_integer:
             raise ShapeError(f"input 3 (target length) must be an integer, got {inputs[3].type}", rule="port.type",
                              port=3)
@@ -226,8 +224,7 @@ class RaggedToSparse(TokenizerOp):
     num_inputs = (2, 2)
 
     def output_infos(self, inputs):
-        expect_type(inputs, 0, "i32")
-        expect_type(inputs, 1, "i32")
+        expect_offsets(inputs, 0)
         return [TensorInfo((None, 2), I32)]
 
     def compute(self, arrays):
@@ -246,8 +243,7 @@ class RaggedToRagged(TokenizerOp):
     num_inputs = (2, 2)
 
     def output_infos(self, inputs):
-        expect_type(inputs, 0, "i32")
-        expect_type(inputs, 1, "i32")
+        expect_offsets(inputs, 0)
         rows = None if inputs[1].value is None else int(np.asarray(inputs[1].value).reshape(-1)[0])
         return [TensorInfo((rows,), I32), TensorInfo((rows,), I32)]
 
@@ -270,8 +266,7 @@ class RaggedTensorPack(TokenizerOp):
     num_inputs = (3, 3)
 
     def output_infos(self, inputs):
-        expect_type(inputs, 0, "i32")
-        expect_type(inputs, 1, "i32")
+        expect_offsets(inputs, 0)
         return [TensorInfo(inputs[2].shape, inputs[2].type)]
 
     def compute(self, arrays):
