@@ -37,7 +37,7 @@ def _as_lists(outputs: dict, names) -> dict:
 
 def test_corpus_covers_every_family_and_variant():
     families = {f.parent.name for f in FOLDERS}
-    assert {"bpe_bytelevel", "bpe_llama3", "wordpiece", "sp_unigram", "sp_unigram_fast", "sp_bpe", "sp_bpe_fast",
+    assert {"bpe_bytelevel", "bpe_llama3", "bpe_suffix", "wordpiece", "sp_unigram", "sp_unigram_fast", "sp_bpe", "sp_bpe_fast",
             "hf_unigram"} <= families
     assert {f.name for f in FOLDERS} == {"default", "no_special", "left_trunc", "pair"}
 
@@ -47,6 +47,8 @@ def test_tokenizer_matches_openvino_on_each_string(folder):
     expected = _expected(folder)
     model = irrun.load(folder / "openvino_tokenizer.xml")
     for index, want in enumerate(expected["single"]):
+        if want is None:  # OpenVINO fails on it alone (bpe_suffix, docs/semantics.md); the batch test has it
+            continue
         if expected["inputs"] == 1:
             feeds = [np.array([expected["battery"][index]], dtype=object)]
         else:

@@ -112,6 +112,21 @@ def bpe_llama3():
     return _fast(tok, bos_token="<|begin_of_text|>", eos_token="<|end_of_text|>", pad_token="<|end_of_text|>")
 
 
+def bpe_suffix():
+    """CLIP style: lower-cased, whitespace/punctuation pre-tokenizer, BPE with an end-of-word suffix </w>."""
+    import tokenizers as tk
+    tok = tk.Tokenizer(tk.models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"))
+    tok.normalizer = tk.normalizers.Sequence([tk.normalizers.NFC(), tk.normalizers.Lowercase()])
+    tok.pre_tokenizer = tk.pre_tokenizers.Whitespace()
+    tok.decoder = tk.decoders.BPEDecoder(suffix="</w>")
+    trainer = tk.trainers.BpeTrainer(vocab_size=600, special_tokens=["<pad>", "<unk>", "<start>", "<end>"],
+                                     end_of_word_suffix="</w>")
+    tok.train_from_iterator(CORPUS, trainer)
+    tok.post_processor = tk.processors.TemplateProcessing(
+        single="<start> $A <end>", pair="<start> $A <end> $B <end>", special_tokens=[("<start>", 2), ("<end>", 3)])
+    return _fast(tok, bos_token="<start>", eos_token="<end>", pad_token="<pad>", unk_token="<unk>")
+
+
 def wordpiece():
     """BERT uncased: BertNormalizer (lower case, strip accents, CJK spacing), BertPreTokenizer, WordPiece."""
     import tokenizers as tk
@@ -190,6 +205,7 @@ def hf_unigram():
 TOKENIZERS = {
     "bpe_bytelevel": bpe_bytelevel,
     "bpe_llama3": bpe_llama3,
+    "bpe_suffix": bpe_suffix,
     "wordpiece": wordpiece,
     "sp_unigram": sp_unigram,
     "sp_unigram_fast": sp_unigram_fast,
@@ -357,8 +373,19 @@ def _run(compiled, inputs):
     return {port.get_any_name(): result[port] for port in compiled.outputs}
 
 
-def _tokenizer_outputs(compiled, inputs) -> dict:
-    return {name: np.asarray(value).tolist() for name, value in _run(compiled, inputs).items()}
+def _tokenizer_outputs(compiled, inputs) -> dict | None:
+    """The outputs by name; None when OpenVINO fails on the input (its BPETokenizer with an end-of-word suffix
+    sizes its output by the input's bytes, which a string of one-character words overflows: an error, or with
+    one thread outputs without rows)."""
+    try:
+        outputs = _run(compiled, inputs)
+    except RuntimeError as exc:
+        print(f"  openvino fails on {str(inputs)[:60]}: {' '.join(str(exc).split())[-120:]}", file=sys.stderr)
+        return None
+    if any(np.asarray(value).shape[:1] != (len(inputs[0]),) for value in outputs.values()):
+        print(f"  openvino gives no rows for {str(inputs)[:60]} (its failed check, single-threaded)", file=sys.stderr)
+        return None
+    return {name: np.asarray(value).tolist() for name, value in outputs.items()}
 
 
 def _detokenize(core, detok_xml, ids: list[list[int]]) -> list[str]:
@@ -419,7 +446,7 @@ def convert_variant(hf, name, variant, out: Path, core) -> dict:
         expected["hf_ids"] = [hf_tok(a, b)["input_ids"] for a, b in zip(firsts, seconds)]
     if detokenizer is not None:
         ids_single = [[i for i, m in zip(r["input_ids"][0], r["attention_mask"][0]) if m]
-                      for r in expected["single"]]
+                      for r in expected["single"] if r is not None]
         rows = _detok_battery(hf_tok, ids_single)
         skip = options.get("skip_special_tokens", True)
         expected["detok_ids"] = rows

@@ -35,6 +35,10 @@ EXTRA = [
     b"\xff\xfe bad lead bytes", b"cut \xe2\x82", b"overlong \xc0\xaf and \xe0\x80\xaf", b"surrogate \xed\xa0\x80",
     b"\xf5\x80\x80\x80 past U+10FFFF", b"\xf0\x9f\x98", "A\u0302\u0323 \u1e0b\u0323 \ufb01 \u2460 \u00bd".encode(),
     b"<0x41><0x4G><abcd><0x0a>x", "\u0130i\u0049\u0131 \u00df \u01c5 \u1e9e \u03a3\u03c3\u03c2".encode(),
+    # word characters where PCRE2 and the regex package differ: spacing marks, other numbers, a circled letter,
+    # a zero-width non-joiner
+    "\u0928\u092e\u0938\u094d\u0924\u0947 \u0926\u0941\u0928\u093f\u092f\u093e \u00bd\u00b2 \u24b6x "
+    "ab\u200ccd the_end".encode(),
 ]
 STRINGS = [s.encode("utf-8") for s in BATTERY] + EXTRA
 # PCRE2 runs JIT without checking UTF-8: on invalid UTF-8 its matches are undefined behaviour (observed: bytes
@@ -98,6 +102,10 @@ def cases():
                 "RegexSplit", {"behaviour": behaviour, "invert": invert}, True, lambda: [_u8_const(r"\s")])
     out["regex_split_punct_max2"] = ("RegexSplit", {"behaviour": "isolate", "max_splits": 2}, True,
                                      lambda: [_u8_const(r"\p{P}")])
+    out["regex_split_word_classes"] = ("RegexSplit", {"behaviour": "isolate"}, True,
+                                       lambda: [_u8_const(r"\w+|[^\w\s]+")])
+    out["regex_normalization_word_boundary"] = ("RegexNormalization", {"global_replace": True}, False,
+                                                lambda: [_u8_const(r"\b(\w)"), _u8_const("<$1")])
     out["regex_split_hex_escape"] = ("RegexSplit", {"behaviour": "isolate"}, True,
                                      lambda: [_u8_const(r"[\x{4E00}-\x{9FFF}]|[\x{1F300}-\x{1FAFF}]")])
     out["special_tokens_split"] = ("SpecialTokensSplit", {}, True,

@@ -134,22 +134,65 @@ def decode_escaped(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-# PCRE2's \x{hhh} code point escape (the `regex` package reads \x as two hex digits only), not after a backslash.
-_PCRE_HEX_ESCAPE = None
+# PCRE2 10.46 in UCP mode: \w is letters, numbers, non-spacing marks and connector punctuation; the `regex`
+# package's \w also takes spacing and enclosing marks, Other_Alphabetic symbols and the join controls (ZWJ),
+# and leaves out other numbers (², ½). \d (Nd) and \s (White_Space) agree.
+_PCRE_WORD = r"\p{L}\p{N}\p{Mn}\p{Pc}"
+_REWRITES = {"w": f"[{_PCRE_WORD}]", "W": f"[^{_PCRE_WORD}]",
+             "b": f"(?:(?<=[{_PCRE_WORD}])(?![{_PCRE_WORD}])|(?<![{_PCRE_WORD}])(?=[{_PCRE_WORD}]))",
+             "B": f"(?:(?<=[{_PCRE_WORD}])(?=[{_PCRE_WORD}])|(?<![{_PCRE_WORD}])(?![{_PCRE_WORD}]))"}
+
+
+def pcre_to_regex(pattern: str) -> str:
+    r"""The `regex` package's spelling of a PCRE2 pattern: \x{hhh} as \Uhhhhhhhh, and \w \W \b \B as PCRE2's
+    UCP word characters (inside a character class, \w only; \W there is left as the `regex` package reads it)."""
+    out, i, size, in_class = [], 0, len(pattern), False
+    while i < size:
+        char = pattern[i]
+        if char == "\\" and i + 1 < size:
+            escaped = pattern[i + 1]
+            close = pattern.find("}", i + 3) if escaped == "x" and pattern[i + 2:i + 3] == "{" else -1
+            digits = pattern[i + 3:close] if close != -1 else ""
+            if digits and len(digits) <= 8 and all(c in "0123456789abcdefABCDEF" for c in digits):
+                out.append(f"\\U{int(digits, 16):08X}")
+                i = close + 1
+                continue
+            if escaped == "w" and in_class:
+                out.append(_PCRE_WORD)
+            elif escaped in _REWRITES and not in_class:
+                out.append(_REWRITES[escaped])
+            else:
+                out.append(char + escaped)
+            i += 2
+            continue
+        if not in_class and char == "[":
+            in_class = True
+            out.append(char)
+            i += 1
+            for lead in ("^", "]"):  # a leading ^ negates; a ] right after [ or [^ is a literal
+                if pattern[i:i + 1] == lead:
+                    out.append(lead)
+                    i += 1
+            continue
+        if in_class and char == "[" and pattern[i + 1:i + 2] == ":":  # a POSIX class [:alpha:]
+            end = pattern.find(":]", i + 2)
+            if end != -1:
+                out.append(pattern[i:end + 2])
+                i = end + 2
+                continue
+        if in_class and char == "]":
+            in_class = False
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def compile_pcre(pattern: bytes):
-    """A PCRE2 pattern (as the extension compiles it: UTF and Unicode properties) in the `regex` package, whose
-    syntax is PCRE's but for the \\x{hhh} escape, rewritten as \\U; a pattern it cannot compile is an error
-    (PCRE2 would leave the strings unmatched)."""
+    """A PCRE2 pattern (as the extension compiles it: UTF and Unicode properties) in the `regex` package (see
+    pcre_to_regex); a pattern it cannot compile is an error (PCRE2 would leave the strings unmatched)."""
     regex = text_library("regex")
-    global _PCRE_HEX_ESCAPE
-    if _PCRE_HEX_ESCAPE is None:
-        _PCRE_HEX_ESCAPE = regex.compile(r"(?<!\\)((?:\\\\)*)\\x\{([0-9A-Fa-f]{1,8})\}")
     try:
-        text = pattern.decode("utf-8")
-        text = _PCRE_HEX_ESCAPE.sub(lambda m: m.group(1) + f"\\U{int(m.group(2), 16):08X}", text)
-        return regex.compile(text, flags=regex.VERSION0)
+        return regex.compile(pcre_to_regex(pattern.decode("utf-8")), flags=regex.VERSION0)
     except (regex.error, UnicodeDecodeError, ValueError) as exc:
         raise ExecutionError(f"the pattern {pattern[:80]!r} does not compile in the regex package: {exc}",
                              rule="input.value") from None
