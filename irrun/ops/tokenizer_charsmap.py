@@ -19,6 +19,40 @@ _HANGUL = range(0xAC00, 0xD7A4)
 
 
 @functools.cache
+def _second_elements(decompose: str) -> frozenset:
+    """Characters that can compose with a preceding one (the second character of a primary composite, Hangul
+    vowel and trailing jamo), and those that decompose to one of them alone: a rule of several characters always
+    holds one, so text without any is normalized character by character."""
+    found = {chr(cp) for cp in (*range(0x1161, 0x1176), *range(0x11A8, 0x11C3))}
+    for cp in range(1, 0x110000):
+        parts = unicodedata.decomposition(chr(cp)).split()
+        if len(parts) == 2 and not parts[0].startswith("<"):
+            pair = "".join(chr(int(part, 16)) for part in parts)
+            if unicodedata.normalize("NFC", pair) == chr(cp):
+                found.add(pair[1])
+    for cp in range(1, 0x110000):
+        if unicodedata.decomposition(chr(cp)):
+            parts = unicodedata.normalize(decompose, chr(cp))
+            if len(parts) == 1 and parts in found:
+                found.add(chr(cp))
+    return frozenset(found)
+
+
+class _SingleCharacterRules(dict):
+    """str.translate's table: each character to its one-character rule's result, or itself (computed once)."""
+
+    def __init__(self, rule):
+        super().__init__()
+        self.rule = rule
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        value = self.rule(char)
+        self[code] = char if value is None else value
+        return self[code]
+
+
+@functools.cache
 def _decompositions(form: str) -> tuple[frozenset, int]:
     """Every multi-character decomposition of a single character in `form` (NFD or NFKD), and the longest."""
     found = set()
@@ -52,6 +86,8 @@ class CharsMap:
         self.decompositions, self.longest = _decompositions(self.decompose) if self.composed else (frozenset(), 1)
         self._unfolded: dict[str, str | None] = {}
         self._folded: dict[str, str | None] = {}
+        self.second_elements = _second_elements(self.decompose) if self.composed else frozenset()
+        self._single = _SingleCharacterRules(self.rule)
 
     def _raw(self, key: str) -> str | None:
         """The builder's rule for `key` before pruning and case folding."""
@@ -115,6 +151,13 @@ class CharsMap:
     def pieces(self, data: bytes):
         return self._pieces(self.rule, _decode(data), self.longest)
 
+    def text(self, data: bytes) -> str:
+        """The pieces joined; text no rule of several characters can match goes through str.translate."""
+        text = _decode(data)
+        if self.longest == 1 or self.second_elements.isdisjoint(text):
+            return text.translate(self._single)
+        return self._apply(self.rule, text, self.longest)
+
 
 class PrecompiledCharsMap:
     """A serialized sentencepiece character map (normalizer_spec.precompiled_charsmap): a little-endian u32 size,
@@ -152,10 +195,53 @@ class PrecompiledCharsMap:
                 found = (i + 1 - start, self.replacements[value:end if end != -1 else len(self.replacements)])
         return found
 
-    def pieces(self, data: bytes):
+    def _walk(self, key: bytes) -> int | None:
+        """The trie node after `key`, or None when no key starts with it."""
+        units, node = self.units, _offset(self.units[0]) if self.units else 0
+        for byte in key:
+            node ^= byte
+            if node >= len(units) or units[node] & 0x800000FF != byte:
+                return None
+            node ^= _offset(units[node])
+        return node
+
+    def _char_rule(self, char: str) -> tuple[str, bool]:
+        """(what the character alone normalizes to, whether a longer key may start with it), once per character."""
+        cache = self.__dict__.setdefault("_chars", {})
+        if char not in cache:
+            encoded = char.encode("utf-8")
+            length, replacement = self.longest_match(encoded, 0)
+            node = self._walk(encoded)
+            extends = node is not None and any(
+                (node ^ b) < len(self.units) and self.units[node ^ b] & 0x800000FF == b for b in range(1, 256))
+            cache[char] = (replacement.decode("utf-8", "replace") if length == len(encoded) else char, extends)
+        return cache[char]
+
+    def pieces(self, data: bytes) -> list[str]:
         """sentencepiece's NormalizePrefix along the bytes: a key's replacement, else one UTF-8 character, else
-        U+FFFD for one byte."""
-        i = 0
+        U+FFFD for one byte. Characters no longer key starts with are looked up once each."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return list(self._byte_pieces(data, 0))
+        rules = {char: self._char_rule(char) for char in set(text)}
+        if not any(extends for _, extends in rules.values()):
+            return [rules[char][0] for char in text]
+        pieces, position, skip_to = [], 0, 0
+        for char in text:
+            start, position = position, position + len(char.encode("utf-8"))
+            if start < skip_to:
+                continue
+            replacement, extends = rules[char]
+            length, value = self.longest_match(data, start) if extends else (0, None)
+            if length:
+                pieces.append(value.decode("utf-8", "replace"))
+                skip_to = start + length
+            else:
+                pieces.append(replacement)
+        return pieces
+
+    def _byte_pieces(self, data: bytes, i: int):
         while i < len(data):
             length, replacement = self.longest_match(data, i)
             if length:
@@ -181,9 +267,10 @@ def _utf8_length(lead: int) -> int:
 
 def _decode(data: bytes) -> str:
     """Characters of valid UTF-8; each byte that starts no valid character becomes U+FFFD (one per byte)."""
-    text = data.decode("utf-8", "surrogateescape")
-    if not any("\udc80" <= c <= "\udcff" for c in text):
-        return text
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "surrogateescape")
     return "".join("\ufffd" if "\udc80" <= c <= "\udcff" else c for c in text)
 
 
@@ -192,6 +279,8 @@ def normalizer(chars_map, add_dummy_prefix=False, remove_extra_whitespaces=False
     space = "\u2581" if escape_whitespaces else " "
 
     def normalize(data: bytes) -> bytes:
+        if not (add_dummy_prefix or remove_extra_whitespaces or escape_whitespaces) and hasattr(chars_map, "text"):
+            return chars_map.text(data).encode("utf-8")
         pieces = list(chars_map.pieces(data))
         first = 0
         if remove_extra_whitespaces:
