@@ -227,12 +227,18 @@ class PrecompiledCharsMap:
         rules = {char: self._char_rule(char) for char in set(text)}
         if not any(extends for _, extends in rules.values()):
             return [rules[char][0] for char in text]
+        pairs = self.__dict__.setdefault("_pairs", {})  # two characters -> whether a key starts with them
         pieces, position, skip_to = [], 0, 0
-        for char in text:
+        for index, char in enumerate(text):
             start, position = position, position + len(char.encode("utf-8"))
             if start < skip_to:
                 continue
             replacement, extends = rules[char]
+            if extends:
+                pair = text[index:index + 2]
+                if pair not in pairs:
+                    pairs[pair] = len(pair) == 2 and self._walk(pair.encode("utf-8")) is not None
+                extends = pairs[pair]
             length, value = self.longest_match(data, start) if extends else (0, None)
             if length:
                 pieces.append(value.decode("utf-8", "replace"))
