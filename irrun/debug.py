@@ -24,7 +24,7 @@ from . import names as naming
 from .errors import InputError, IRError
 from .graph import Node, layer_ref
 from .ir.opsets import CLASS_VERSIONS, openvino_class_note
-from .ops.registry import supported_ops
+from .ops.registry import EXTENSION_REGISTRY, supported_ops
 from .ops.shapes import parse_partial_shape, shape_str
 
 Observer = Callable[[Node, list, float], None]
@@ -764,8 +764,7 @@ def model_info(path, with_checker: bool = True) -> dict:
     info["ops"] = dict(sorted(histogram.items()))
     info["opsets"] = sorted({layer.opset for layer in doc.layers}, key=_opset_key)
     implemented = set(supported_ops())
-    info["unsupported_ops"] = sorted({f"{layer_ref(l).type}-{layer_ref(l).version}" for l in doc.layers
-                                      if (layer_ref(l).type, layer_ref(l).version) not in implemented})
+    info["unsupported_ops"] = sorted({_op_label(l) for l in doc.layers if not _implemented(l, implemented)})
     by_type: Counter = Counter()
     constants, regions = 0, set()
     for layer in doc.layers:
@@ -877,6 +876,17 @@ def _size(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
+def _implemented(layer, implemented) -> bool:
+    if layer.opset.strip() == "extension" and layer.type in EXTENSION_REGISTRY:
+        return True
+    return (layer_ref(layer).type, layer_ref(layer).version) in implemented
+
+
+def _op_label(layer) -> str:
+    ref = layer_ref(layer)
+    return f"{ref.type}-{ref.version}" if ref.version is not None else f"{layer.type} ({layer.opset})"
+
+
 def supported_ops_table() -> dict[str, list[int]]:
     """Every op irrun implements: type -> its versions."""
     table: dict[str, list[int]] = {}
@@ -906,4 +916,5 @@ def format_supported_ops() -> str:
     table = supported_ops_table()
     rows = [("type", "versions")] + [(t, ", ".join(_version_label(t, v) for v in vs)) for t, vs in table.items()]
     count = sum(len(v) for v in table.values())
-    return "\n".join(_table(rows) + [f"{count} op versions of {len(table)} types"])
+    extension = f"extension ops (version=\"extension\", openvino-tokenizers): {', '.join(sorted(EXTENSION_REGISTRY))}"
+    return "\n".join(_table(rows) + [f"{count} op versions of {len(table)} types", extension])

@@ -139,3 +139,15 @@ def test_missing_text_extra_is_one_line(tmp_path):
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1, result.stdout + result.stderr
     assert "pip install 'irrun[text]'" in lines[0] and "SpecialTokensSplit" in lines[0]
+
+
+def test_info_counts_extension_ops_as_implemented(tmp_path):
+    from click.testing import CliRunner
+
+    from irrun.cli import cli
+
+    known = CliRunner().invoke(cli, ["info", str(DATA / "bpe_bytelevel" / "default" / "openvino_tokenizer.xml")])
+    assert known.exit_code == 0 and "Not implemented by irrun" not in known.output
+    xml = _copy_with(DATA / "bpe_bytelevel" / "default", tmp_path, 'type="Truncate"', 'type="NoSuchTokenizerOp"')
+    unknown = CliRunner().invoke(cli, ["info", str(xml)])
+    assert "Not implemented by irrun: NoSuchTokenizerOp (extension)" in unknown.output
