@@ -157,14 +157,45 @@ def build(name, spec, out: Path, core) -> dict:
     arrays = decomposed(VALID if valid_only else STRINGS)
     inputs = list(arrays if ragged else arrays[2:])
     results = compiled.create_infer_request().infer(inputs)
-    outputs = []
-    for port in compiled.outputs:
-        value = np.asarray(results[port])
-        outputs.append({"type": str(value.dtype), "shape": list(value.shape),
-                        "data": _b64(value) if value.dtype == np.uint8 else value.reshape(-1).astype(np.int64).tolist()
-                        if value.dtype != np.bool_ else value.reshape(-1).astype(int).tolist()})
+    outputs = [_entry(np.asarray(results[port])) for port in compiled.outputs]
     return {"op": op_type, "attributes": dict(attrs.items()), "ragged": ragged, "valid_utf8_only": valid_only,
             "outputs": outputs}
+
+
+def build_sp_stream(out: Path, core) -> dict:
+    """SentencepieceStreamDetokenizer on a SentencePiece BPE model with byte fallback trained here, fed every id
+    and some beyond the vocabulary."""
+    import tempfile
+
+    import openvino as ov
+    import sentencepiece as spm
+    from make_tokenizer_corpus import CORPUS
+    from openvino import opset15
+    from openvino_tokenizers import _get_factory
+    with tempfile.TemporaryDirectory() as work:
+        text = Path(work) / "corpus.txt"
+        text.write_text("\n".join(CORPUS), encoding="utf-8")
+        spm.SentencePieceTrainer.train(input=str(text), model_prefix=f"{work}/sp", model_type="bpe",
+                                       vocab_size=480, byte_fallback=True, character_coverage=1.0,
+                                       normalization_rule_name="identity", minloglevel=2, num_threads=1)
+        model_bytes = Path(f"{work}/sp.model").read_bytes()
+    ids = opset15.parameter([-1, -1], ov.Type.i32, name="ids")
+    node = _get_factory().create("SentencepieceStreamDetokenizer", [_u8_const(model_bytes).output(0), ids.output(0)])
+    folder = out / "sentencepiece_stream_detokenizer"
+    folder.mkdir(parents=True, exist_ok=True)
+    ov.save_model(ov.Model([opset15.result(o) for o in node.outputs()], [ids], "stream"), folder / "model.xml")
+    rows = np.stack([np.arange(0, 240), np.arange(240, 480), np.resize([5, 500, 300, 7, 480, 260], 240)])
+    rows = rows.astype(np.int32)
+    compiled = core.compile_model(str(folder / "model.xml"), "CPU", CPU_CONFIG)
+    results = compiled.create_infer_request().infer([rows])
+    return {"op": "SentencepieceStreamDetokenizer", "attributes": {}, "ragged": False, "valid_utf8_only": False,
+            "inputs": [_entry(rows)], "outputs": [_entry(np.asarray(results[port])) for port in compiled.outputs]}
+
+
+def _entry(value: np.ndarray) -> dict:
+    return {"type": str(value.dtype), "shape": list(value.shape),
+            "data": _b64(value) if value.dtype == np.uint8 else value.reshape(-1).astype(np.int64).tolist()
+            if value.dtype != np.bool_ else value.reshape(-1).astype(int).tolist()}
 
 
 def main(argv=None) -> int:
@@ -184,6 +215,7 @@ def main(argv=None) -> int:
             print(f"{name}: ok")
         except Exception as exc:  # noqa: BLE001 - reported; the other cases still run
             print(f"{name}: FAILED {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", file=sys.stderr)
+    expected["cases"]["sentencepiece_stream_detokenizer"] = build_sp_stream(out, core)
     (out / "cases.json").write_text(json.dumps(expected, indent=0) + "\n")
     return 0
 

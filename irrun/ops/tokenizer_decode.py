@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Ints
 from .registry import extension_op
 from .tokenizer_base import (
@@ -176,3 +176,22 @@ class SentencepieceDetokenizer(TokenizerOp):
             texts.append(processor.Decode(kept, out_type=bytes) if kept else b"")
         return list(pack(texts))
 
+
+
+@extension_op("SentencepieceStreamDetokenizer")
+class SentencepieceStreamDetokenizer(SentencepieceDetokenizer):
+    """(serialized sentencepiece model, ids [batch, length]) -> strings: each row's pieces as they are (▁ kept),
+    <0xNN> pieces as their byte, ids not below the piece count skipped (a negative id is an error: sentencepiece
+    has no such piece)."""
+
+    def compute(self, arrays):
+        processor = sentencepiece_processor(self, arrays[0])
+        size = processor.GetPieceSize()
+        texts = []
+        for row in np.asarray(arrays[1]).tolist():
+            if any(i < 0 for i in row):
+                raise ExecutionError(f"token id {min(row)} is negative", rule="input.value")
+            pieces = [processor.IdToPiece(i).encode("utf-8") for i in row if i < size]
+            texts.append(b"".join(_byte_of(p) if len(p) == 6 and p.startswith(b"<0x") and p.endswith(b">") else p
+                                  for p in pieces))
+        return list(pack(texts))
