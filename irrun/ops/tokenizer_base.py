@@ -223,6 +223,22 @@ def match_spans(pattern, data: bytes) -> list[tuple[int, int, int, int]]:
     return [(offsets[a], offsets[b], offsets[c], offsets[d]) for a, b, c, d in spans]
 
 
+def match_bounds(pattern, data: bytes) -> np.ndarray:
+    """Byte (start, end) rows of the successive non-empty matches of `pattern` in `data`, stopping at the first
+    empty match (match_spans without the capture groups)."""
+    text = decode_escaped(data)
+    spans = []
+    for match in pattern.finditer(text):
+        span = match.span()
+        if span[0] == span[1]:
+            break
+        spans.append(span)
+    bounds = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    if len(text) != len(data) and bounds.size:
+        bounds = np.asarray(utf8_offsets(text), dtype=np.int64)[bounds]
+    return bounds
+
+
 def utf8_offsets(text: str) -> list[int]:
     """The UTF-8 byte offset of each character index of `text` (0 .. len(text)); an escaped byte is one."""
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)

@@ -69,7 +69,8 @@ _PATTERN_REWRITES = {
 
 
 def _replacement(template: str):
-    """PCRE2's substitution syntax ($n, ${n}, $$; the converter's \\n written as $n) as a function of a match."""
+    """PCRE2's substitution syntax ($n, ${n}, $$; the converter's \\n written as $n) for regex's sub: a literal
+    template, or a function of the match."""
     parts, i = [], 0
     template = template.replace("$$", "\0")
     for digit in "123456789":
@@ -88,9 +89,8 @@ def _replacement(template: str):
                     continue
         parts.append(template[i].replace("\0", "$"))
         i += 1
-    if all(isinstance(p, str) for p in parts):
-        text = "".join(parts)
-        return lambda match: text
+    if all(isinstance(p, str) for p in parts):  # a literal: a template with its backslashes escaped
+        return "".join(parts).replace("\\", "\\\\")
     return lambda match: "".join(p if isinstance(p, str) else (match.group(p) or "") for p in parts)
 
 

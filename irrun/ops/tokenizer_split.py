@@ -21,6 +21,7 @@ from .tokenizer_base import (
     expect_strings,
     expect_type,
     i32,
+    match_bounds,
     match_spans,
     ragged_strings_out,
     unpack,
@@ -34,30 +35,26 @@ def _skips_in(inputs: list[np.ndarray], has_skips: bool) -> np.ndarray:
 
 
 def _ragged_pieces(inputs, has_skips: bool, split_one):
-    """Apply `split_one(string bytes) -> list of (begin, end, skip)` (offsets within the string) to every
-    element not skipped; returns the new ragged string tensor and skips."""
+    """Apply `split_one(string bytes) -> int64 array [pieces, 3]` of (begin, end, skip) offsets within the string
+    to every element not skipped; returns the new ragged string tensor and skips."""
     ragged_begins, ragged_ends, begins, ends, chars = (np.asarray(a) for a in inputs[:5])
     skips = _skips_in(inputs, has_skips)
     data = chars.tobytes()
-    begins_list, ends_list = begins.reshape(-1).tolist(), ends.reshape(-1).tolist()
-    out_begins, out_ends, out_skips, row_begins, row_ends = [], [], [], [], []
-    for row_begin, row_end in zip(ragged_begins.reshape(-1).tolist(), ragged_ends.reshape(-1).tolist()):
-        row_begins.append(len(out_begins))
-        for col in range(row_begin, row_end):
-            begin, end = begins_list[col], ends_list[col]
-            if skips[col]:
-                out_begins.append(begin)
-                out_ends.append(end)
-                out_skips.append(True)
-                continue
-            for piece_begin, piece_end, skip in split_one(data[begin:end]):
-                out_begins.append(begin + piece_begin)
-                out_ends.append(begin + piece_end)
-                out_skips.append(skip)
-        row_ends.append(len(out_begins))
+    row_begins, row_ends = ragged_begins.reshape(-1).astype(np.int64), ragged_ends.reshape(-1).astype(np.int64)
+    row_sizes = np.maximum(row_ends - row_begins, 0)
+    columns = np.repeat(row_begins - (np.cumsum(row_sizes) - row_sizes), row_sizes) + np.arange(int(row_sizes.sum()))
+    column_begins = begins.reshape(-1).astype(np.int64)[columns]
+    column_ends = ends.reshape(-1).astype(np.int64)[columns]
+    pieces = [np.array([[0, end - begin, 1]]) if skip else split_one(data[begin:end])
+              for begin, end, skip in zip(column_begins.tolist(), column_ends.tolist(), skips[columns].tolist())]
+    counts = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    table = np.concatenate(pieces) if pieces else np.zeros((0, 3), dtype=np.int64)
+    shift = np.repeat(column_begins, counts)
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    first_column = np.cumsum(row_sizes) - row_sizes
     shape = ragged_begins.shape
-    return [i32(row_begins).reshape(shape), i32(row_ends).reshape(shape), i32(out_begins), i32(out_ends),
-            chars, np.asarray(out_skips, dtype=bool)]
+    return [i32(bounds[first_column]).reshape(shape), i32(bounds[first_column + row_sizes]).reshape(shape),
+            i32(table[:, 0] + shift), i32(table[:, 1] + shift), chars, table[:, 2].astype(bool)]
 
 
 class _SplitOp(TokenizerOp):
@@ -78,9 +75,11 @@ class _SplitOp(TokenizerOp):
         """split_one with its results kept per string (the same words recur)."""
         cache = self.__dict__.setdefault("_pieces", BoundedCache())
 
-        def split(data: bytes):
+        def split(data: bytes) -> np.ndarray:
             pieces = cache.get(data)
-            return pieces if pieces is not None else cache.put(data, split_one(data))
+            if pieces is None:
+                pieces = cache.put(data, np.asarray(split_one(data), dtype=np.int64).reshape(-1, 3))
+            return pieces
 
         return split
 
@@ -171,6 +170,10 @@ class RegexSplit(_SplitOp):
         return outputs if has_skips else outputs[:5]
 
     def _split(self, pattern, data: bytes, mode: str):
+        if mode in ("isolate", "remove") and self.max_splits == -1:
+            return _isolate_or_remove(match_bounds(pattern, data), len(data),
+                                      keep_gaps=mode == "isolate" or not self.invert,
+                                      keep_matches=mode == "isolate" or self.invert)
         pieces = []
         length = len(data)
         state = {"splits": 0, "last_begin": -1}
@@ -210,3 +213,21 @@ class RegexSplit(_SplitOp):
             add(state["last_begin"], length, self.invert)
         return pieces
 
+
+
+def _isolate_or_remove(bounds: np.ndarray, length: int, keep_gaps: bool, keep_matches: bool):
+    """RegexSplit's isolate (matches and the text between them) and remove (the text between matches, or with
+    invert the matches) without a split limit, from the matches' byte bounds, in string order."""
+    starts, ends = bounds[:, 0], bounds[:, 1]
+    gap_starts, gap_ends = np.concatenate(([0], ends)), np.concatenate((starts, [length]))
+    pieces = []
+    if keep_gaps:
+        gaps = np.stack([gap_starts, gap_ends, np.arange(0, 2 * len(gap_starts), 2)], axis=1)
+        pieces.append(gaps[gap_starts < gap_ends])
+    if keep_matches:
+        pieces.append(np.stack([starts, ends, np.arange(1, 2 * len(starts), 2)], axis=1))
+    if not pieces:
+        return []
+    ordered = np.concatenate(pieces)
+    ordered = ordered[np.argsort(ordered[:, 2], kind="stable")]
+    return [(begin, end, False) for begin, end in ordered[:, :2].tolist()]
