@@ -50,6 +50,7 @@ from . import (  # noqa: F401
     tokenizer_models,
     tokenizer_normalize,
     tokenizer_ragged,
+    tokenizer_sentencepiece,
     tokenizer_split,
 )
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401

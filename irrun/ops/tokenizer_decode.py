@@ -1,10 +1,10 @@
-"""The detokenizer ops: VocabDecoder (ids to token strings), ByteFallback (<0xNN> tokens to bytes), UTF8Validate
-(invalid UTF-8 replaced or dropped) and SentencepieceDetokenizer (the sentencepiece library's Decode)."""
+"""The detokenizer ops: VocabDecoder (ids to token strings), ByteFallback (<0xNN> tokens to bytes) and UTF8Validate
+(invalid UTF-8 replaced or dropped); SentencePiece's are in tokenizer_sentencepiece.py."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ExecutionError, ShapeError
+from ..errors import ShapeError
 from .attrs import Bool, Ints
 from .registry import extension_op
 from .tokenizer_base import (
@@ -17,7 +17,6 @@ from .tokenizer_base import (
     strings_out,
     unpack,
 )
-from .tokenizer_models import sentencepiece_processor
 
 
 @extension_op("VocabDecoder")
@@ -150,48 +149,3 @@ def _validate(data: bytes, replace: bool) -> bytes:
     if pending:
         out += bad
     return bytes(out)
-
-
-@extension_op("SentencepieceDetokenizer")
-class SentencepieceDetokenizer(TokenizerOp):
-    """(serialized sentencepiece model u8, ids [batch, length] i32) -> strings: each row's ids below the
-    model's piece count decoded by the sentencepiece library."""
-
-    libraries = ("sentencepiece",)
-    num_inputs = (2, 2)
-
-    def output_infos(self, inputs):
-        expect_type(inputs, 0, "u8")
-        expect_type(inputs, 1, "i32")
-        if inputs[1].rank not in (None, 2):
-            raise ShapeError(f"input 1 (ids) must be 2-D, got rank {inputs[1].rank}", rule="port.rank", port=1)
-        return strings_out(None if inputs[1].shape is None else (inputs[1].shape[0],))
-
-    def compute(self, arrays):
-        processor = sentencepiece_processor(self, arrays[0])
-        size = processor.GetPieceSize()
-        texts = []
-        for row in np.asarray(arrays[1]).tolist():
-            kept = [i for i in row if i < size]
-            texts.append(processor.Decode(kept, out_type=bytes) if kept else b"")
-        return list(pack(texts))
-
-
-
-@extension_op("SentencepieceStreamDetokenizer")
-class SentencepieceStreamDetokenizer(SentencepieceDetokenizer):
-    """(serialized sentencepiece model, ids [batch, length]) -> strings: each row's pieces as they are (▁ kept),
-    <0xNN> pieces as their byte, ids not below the piece count skipped (a negative id is an error: sentencepiece
-    has no such piece)."""
-
-    def compute(self, arrays):
-        processor = sentencepiece_processor(self, arrays[0])
-        size = processor.GetPieceSize()
-        texts = []
-        for row in np.asarray(arrays[1]).tolist():
-            if any(i < 0 for i in row):
-                raise ExecutionError(f"token id {min(row)} is negative", rule="input.value")
-            pieces = [processor.IdToPiece(i).encode("utf-8") for i in row if i < size]
-            texts.append(b"".join(_byte_of(p) if len(p) == 6 and p.startswith(b"<0x") and p.endswith(b">") else p
-                                  for p in pieces))
-        return list(pack(texts))
