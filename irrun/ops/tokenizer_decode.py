@@ -71,14 +71,14 @@ class ByteFallback(TokenizerOp):
         return strings_out(inputs[0].shape)
 
     def compute(self, arrays):
-        out = [_byte_of(token) if len(token) == 6 and token[:1] == b"<" and token[5:] == b">" else token
+        out = [byte_of_piece(token) if len(token) == 6 and token[:1] == b"<" and token[5:] == b">" else token
                for token in unpack(*arrays)]
         begins, ends, chars = pack(out)
         shape = np.asarray(arrays[0]).shape
         return [begins.reshape(shape), ends.reshape(shape), chars]
 
 
-def _byte_of(piece: bytes) -> bytes:
+def byte_of_piece(piece: bytes) -> bytes:
     hexa = piece[3:5]
     if piece[1:3] == b"0x" and all(c in b"0123456789ABCDEF" for c in hexa):
         return bytes([int(hexa, 16)])

@@ -23,7 +23,7 @@ from .tokenizer_base import (
     text_library,
     unpack,
 )
-from .tokenizer_decode import _byte_of
+from .tokenizer_decode import byte_of_piece
 
 
 def sentencepiece_processor(op, model: np.ndarray):
@@ -173,6 +173,6 @@ class SentencepieceStreamDetokenizer(SentencepieceDetokenizer):
             if any(i < 0 for i in row):
                 raise ExecutionError(f"token id {min(row)} is negative", rule="input.value")
             pieces = [processor.IdToPiece(i).encode("utf-8") for i in row if i < size]
-            texts.append(b"".join(_byte_of(p) if len(p) == 6 and p.startswith(b"<0x") and p.endswith(b">") else p
+            texts.append(b"".join(byte_of_piece(p) if len(p) == 6 and p.startswith(b"<0x") and p.endswith(b">") else p
                                   for p in pieces))
         return list(pack(texts))
