@@ -4,7 +4,8 @@ Run by hand (never part of the test suite):
 
     python benchmarks/tokenizers.py [--repeat 20] [--chars 2000]
 
-For every tokenizer IR of tests/data/tokenizers/*/default, the median wall time of one call on a fresh string
+For every tokenizer IR of tests/data/tokenizers/*/default, the median process CPU time (robust to a shared,
+loaded machine; both run one thread) of one call on a fresh string
 of the battery's long text (a new string each call, so irrun's per-word cache of BPE/WordPiece/Unigram results
 is warm only for the words already seen, as in real use), and of a call on a string seen before (cache hits),
 each against OpenVINO's time on the same IR, one thread.
@@ -29,9 +30,9 @@ DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "toke
 def median_ms(fn, texts):
     times = []
     for text in texts:
-        start = time.perf_counter()
+        start = time.process_time()
         fn(text)
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return statistics.median(times) * 1e3
 
 
