@@ -86,6 +86,8 @@ def test_string_inputs_may_be_bytes_and_named_like_the_converter():
     (name,) = [d.name for d in model.inputs]
     got = model.run({name: np.array([expected["battery"][1].encode("utf-8")], dtype=object)})
     assert np.asarray(got["input_ids"]).tolist() == expected["single"][1]["input_ids"]
+    as_lists = model.run([[expected["battery"][1]]])  # a plain list of str, by position
+    assert np.asarray(as_lists["input_ids"]).tolist() == expected["single"][1]["input_ids"]
 
 
 @pytest.mark.parametrize("folder", [DATA / "wordpiece" / "default", DATA / "sp_unigram" / "default",
