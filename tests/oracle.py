@@ -356,15 +356,26 @@ def run_cpu(
     return names, outs
 
 
-def run_cpu_many(builts: Sequence[Built]) -> list[tuple[list[str], list[np.ndarray]]]:
+def run_cpu_many(builts: Sequence[Built], *, keep_refusals: bool = False) -> list:
     """``[run_cpu(b) for b in builts]`` from one compiled model that holds them all side by side: compiling
     costs a fixed 0.1-0.3 s a model, most of a sweep's time, and independent subgraphs compile and run as they
-    do alone (nothing fuses across them). Falls back to one model each when the merged model does not compile
-    or a model needs ``run_cpu``'s i64 twin, so a case the plugin refuses fails alone, as before."""
+    do alone (nothing fuses across them). When the merged model does not compile, each half is tried alone,
+    down to one model each, so a case the plugin refuses fails alone, as before; a model that needs
+    ``run_cpu``'s i64 twin runs alone. With ``keep_refusals`` a refused case's OracleUnsupported takes its
+    place in the list instead of being raised."""
     builts = list(builts)
+
+    def alone(b: Built):
+        try:
+            return run_cpu(b)
+        except OracleUnsupported as e:
+            if keep_refusals:
+                return e
+            raise
+
     twins = any(op.get_type_name() == "AdaptiveMaxPool" for b in builts for op in b.model.get_ordered_ops())
     if len(builts) < 2 or twins:
-        return [run_cpu(b) for b in builts]
+        return [alone(b) for b in builts]
     results, params, feeds = [], [], []
     for b in builts:
         results += b.model.get_results()
@@ -373,8 +384,10 @@ def run_cpu_many(builts: Sequence[Built]) -> list[tuple[list[str], list[np.ndarr
     try:
         compiled = core().compile_model(ov.Model(results, params, "oracle_cases"), "CPU",
                                         {"INFERENCE_PRECISION_HINT": "f32"})
-    except Exception:  # noqa: BLE001 - find the case the plugin refuses, one model at a time
-        return [run_cpu(b) for b in builts]
+    except Exception:  # noqa: BLE001 - find the case the plugin refuses, half at a time
+        half = len(builts) // 2
+        return (run_cpu_many(builts[:half], keep_refusals=keep_refusals)
+                + run_cpu_many(builts[half:], keep_refusals=keep_refusals))
     res = compiled.create_infer_request().infer([np.require(f, requirements="C") for f in feeds])
     outputs = iter(compiled.outputs)
     per_model = []
