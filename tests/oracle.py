@@ -409,6 +409,15 @@ def run_irrun(built: Built, context: str = "") -> dict[str, np.ndarray]:
     return model.run(built.feed_dict)
 
 
+def assert_cpu_many(cases: Sequence[tuple[Built, str]], **compare) -> None:
+    """``assert_same(run_irrun(built, context), <CPU plugin>, names, context=context, **compare)`` for each
+    (built, context) case, the cases compiled as one model (run_cpu_many). Build each case inside the loop
+    that makes it: a factory lambda reads the loop's variables when it runs."""
+    cases = list(cases)
+    for (built, context), (_, expected) in zip(cases, run_cpu_many([built for built, _ in cases])):
+        assert_same(run_irrun(built, context), expected, built.output_names, context=context, **compare)
+
+
 # ----------------------------------------------------------------- comparison
 
 
