@@ -26,6 +26,7 @@ from .graph import Node, layer_ref
 from .ir.opsets import CLASS_VERSIONS, openvino_class_note
 from .ops.registry import supported_ops
 from .ops.shapes import parse_partial_shape, shape_str
+from .timeline import INFERENCE, KERNEL_TIME, Timeline
 
 Observer = Callable[[Node, list, float], None]
 
@@ -34,7 +35,8 @@ _GIVEN = ("Parameter", "Constant", "Result", "Assign")  # no Result can be added
 
 
 def chain(*observers: Observer | None) -> Observer | None:
-    """One observer calling each of `observers` (None entries are skipped); None when there are none."""
+    """One observer calling each of `observers` (None entries are skipped); None when there are none. It
+    passes the run's marks (irrun/timeline.py) to the observers that take them."""
     active = [o for o in observers if o is not None]
     if not active:
         return None
@@ -45,6 +47,12 @@ def chain(*observers: Observer | None) -> Observer | None:
         for observer in active:
             observer(node, outputs, seconds)
 
+    timelines = [o.mark for o in active if hasattr(o, "mark")]
+    if timelines:
+        def mark(label, node=None):
+            for each in timelines:
+                each(label, node)
+        observe.mark = mark
     return observe
 
 
@@ -162,14 +170,21 @@ class LayerTime:
     type: str
     version: int | None
     status: str        # EXECUTED, AT_LOAD (constant, computed once at load) or INPUT
-    seconds: float
+    seconds: float     # the kernel
+    inference: float = 0.0  # shapes inferred at run time (where value-dependent ops and If/Loop bodies compute)
+
+    @property
+    def total(self) -> float:
+        return self.seconds + self.inference
 
 
-class Profiler:
-    """An observer recording each layer's kernel time; `report()` is benchmark_app's counters report:
-    every executed layer, the slowest ones and time by op type."""
+class Profiler(Timeline):
+    """An observer recording each layer's kernel and run-time inference time, and (through the run's marks,
+    irrun/timeline.py) the time spent outside layers; `report()` is benchmark_app's counters report: every
+    executed layer, the slowest ones, time by op type and the rest, adding up to the run's wall time."""
 
     def __init__(self, model):
+        super().__init__()
         self.times: list[LayerTime] = []
         # layers whose values were computed when the model was loaded (Constants, constant subgraphs)
         self._at_load = {lid for (lid, _), info in model.infos.items() if info.value is not None}
@@ -182,11 +197,19 @@ class Profiler:
         else:
             status = "EXECUTED"
         ref = node.ref
-        self.times.append(LayerTime(ref.id, ref.name, ref.type, ref.version, status, seconds))
+        if self._last is not None:  # the run marks its milestones: take the kernel time on the same clock
+            seconds = self.layer(node.id, KERNEL_TIME)
+        self.times.append(LayerTime(ref.id, ref.name, ref.type, ref.version, status, seconds,
+                                    self.layer(node.id, INFERENCE)))
 
     @property
     def executed(self) -> list[LayerTime]:
         return [t for t in self.times if t.status == "EXECUTED"]
+
+    @property
+    def wall(self) -> float:
+        """The run's time: every layer and everything outside them (the layers alone without marks)."""
+        return self.total if self._last is not None else sum(t.total for t in self.executed)
 
     def by_type(self) -> list[tuple[str, int, float]]:
         totals: dict[str, list] = {}
@@ -194,39 +217,50 @@ class Profiler:
             key = f"{t.type}-{t.version}"
             entry = totals.setdefault(key, [0, 0.0])
             entry[0] += 1
-            entry[1] += t.seconds
+            entry[1] += t.total
         return sorted(((k, n, s) for k, (n, s) in totals.items()), key=lambda row: -row[2])
 
     def to_dict(self, top: int = 10) -> dict:
-        total = sum(t.seconds for t in self.executed)
+        total = self.wall
+
+        def row(t):
+            return dict(asdict(t), ms=t.seconds * 1e3, inference_ms=t.inference * 1e3)
         return {
             "total_ms": total * 1e3,
-            "layers": [dict(asdict(t), ms=t.seconds * 1e3) for t in self.times],
-            "top": [dict(asdict(t), ms=t.seconds * 1e3) for t in self.top(top)],
+            "layers": [row(t) for t in self.times],
+            "top": [row(t) for t in self.top(top)],
             "by_type": [{"type": k, "count": n, "ms": s * 1e3, "percent": _percent(s, total)}
                         for k, n, s in self.by_type()],
+            "outside_layers": [{"what": k, "ms": s * 1e3, "percent": _percent(s, total)}
+                               for k, s in self.outside.items()],
         }
 
     def top(self, count: int = 10) -> list[LayerTime]:
-        return sorted(self.executed, key=lambda t: -t.seconds)[:count]
+        return sorted(self.executed, key=lambda t: -t.total)[:count]
 
     def report(self, top: int = 10) -> str:
         executed = self.executed
-        total = sum(t.seconds for t in executed)
+        total = self.wall
         lines = ["Per-layer times (execution order):"]
-        lines += _table([("id", "layer", "type", "status", "ms", "%")] + [
+        lines += _table([("id", "layer", "type", "status", "kernel ms", "inference ms", "%")] + [
             (t.layer_id, t.name, f"{t.type}-{t.version}", t.status, f"{t.seconds * 1e3:.3f}",
-             f"{_percent(t.seconds, total):.1f}") for t in executed], right={4, 5})
+             f"{t.inference * 1e3:.3f}", f"{_percent(t.total, total):.1f}") for t in executed], right={4, 5, 6})
         lines += ["", f"Top {min(top, len(executed))} layers by time:"]
         lines += _table([("id", "layer", "type", "ms", "%")] + [
-            (t.layer_id, t.name, f"{t.type}-{t.version}", f"{t.seconds * 1e3:.3f}",
-             f"{_percent(t.seconds, total):.1f}") for t in self.top(top)], right={3, 4})
+            (t.layer_id, t.name, f"{t.type}-{t.version}", f"{t.total * 1e3:.3f}",
+             f"{_percent(t.total, total):.1f}") for t in self.top(top)], right={3, 4})
         lines += ["", "Time by op type:"]
         lines += _table([("type", "layers", "ms", "%")] + [
             (k, str(n), f"{s * 1e3:.3f}", f"{_percent(s, total):.1f}") for k, n, s in self.by_type()], right={1, 2, 3})
+        lines += ["", "Time outside layers:"]
+        lines += _table([("what", "ms", "%")] + [
+            (k, f"{s * 1e3:.3f}", f"{_percent(s, total):.1f}") for k, s in self.outside.items()], right={1, 2})
         skipped = Counter(t.status for t in self.times if t.status != "EXECUTED")
-        lines += ["", (f"Total: {total * 1e3:.3f} ms in {len(executed)} executed layers "
-                       f"({skipped.get('AT_LOAD', 0)} computed at load, {skipped.get('INPUT', 0)} inputs)")]
+        kernels, inference = sum(t.seconds for t in executed), sum(t.inference for t in executed)
+        lines += ["", (f"Total: {total * 1e3:.3f} ms, the run's wall time: {kernels * 1e3:.3f} ms in the kernels "
+                       f"and {inference * 1e3:.3f} ms in run-time inference of {len(executed)} executed layers "
+                       f"({skipped.get('AT_LOAD', 0)} computed at load, {skipped.get('INPUT', 0)} inputs), "
+                       f"{(total - kernels - inference) * 1e3:.3f} ms outside layers")]
         return "\n".join(lines)
 
 

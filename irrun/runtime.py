@@ -27,6 +27,7 @@ from .ops.state import AssignBase, ReadValueBase, graph_variables, variable_prob
 from .ops.shapes import numel, parse_dim, shape_str
 from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, tensor_bytes
 from .replan import make_template, replan, reuse_key
+from .timeline import CHECKS, INFERENCE, INPUTS, KERNEL_TIME, OBSERVERS, PLANNING, START, STEPS
 
 
 @dataclass(frozen=True)
@@ -381,12 +382,19 @@ class Model:
     def _run(self, inputs, observer, variables: dict) -> tuple[dict, dict]:
         """One run from the state `variables` (id -> (array, ElementType)); returns the outputs and the
         variables the run assigned (applied by the caller, after the run)."""
+        mark = getattr(observer, "mark", None)  # an observer accounting for every moment of the run (timeline.py)
+        if mark:
+            mark(START)
         with np.errstate(all="ignore"), collector_paused():  # overflow to inf, NaN from 0/0: values, not warnings
             self.budget.live = 0
             feeds = self._bind_inputs(inputs)
+            if mark:
+                mark(INPUTS)
             plan = self._plan_for(self._signature(feeds), {k: TensorInfo(a.shape, et) for k, (a, et) in
                                                            variables.items()})
             heap.keep_freed_memory(plan.peak)
+            if mark:
+                mark(PLANNING)
             values = plan.initial.copy()
             for layer_id, slot in zip(self.graph.parameters, plan.inputs):
                 if slot is not None:
@@ -395,8 +403,11 @@ class Model:
             if plan.static and observer is None:
                 self._run_static(plan, values, variables, writes)
             else:
-                self._run_steps(plan, values, observer, variables, writes)
-            return {desc.name: values[slot] for desc, slot in zip(self.outputs, plan.outputs)}, writes
+                self._run_steps(plan, values, observer, variables, writes, mark)
+            outputs = {desc.name: values[slot] for desc, slot in zip(self.outputs, plan.outputs)}
+        if mark:
+            mark(STEPS)
+        return outputs, writes
 
     def _run_static(self, plan: Plan, values: list, variables: dict, writes: dict) -> None:
         """The fast loop: every shape known, every output already checked against the budget."""
@@ -425,7 +436,7 @@ class Model:
             raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
                                  layer=step.node.ref) from exc
 
-    def _run_steps(self, plan: Plan, values: list, observer, variables: dict, writes: dict) -> None:
+    def _run_steps(self, plan: Plan, values: list, observer, variables: dict, writes: dict, mark=None) -> None:
         """The general loop: dynamic steps inferred from their input values, the budget checked as tensors
         come and go, every layer shown to the observer."""
         live = plan.held
@@ -435,13 +446,19 @@ class Model:
                 if kind == INPUT:
                     live += values[step.outputs[0]].nbytes
                 if observer:
+                    if mark:
+                        mark(STEPS)
                     observer(step.node, [values[slot] for slot in step.outputs], 0.0)
+                    if mark:
+                        mark(OBSERVERS)
                 for slot in step.frees:
                     live -= values[slot].nbytes
                     values[slot] = None
                 continue
             in_arrays = [values[slot] for slot in step.inputs]
             in_infos, out_infos = step.in_infos, step.out_infos
+            if mark:
+                mark(STEPS)
             if step.dynamic:
                 in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
                             for array, info in zip(in_arrays, in_infos)]
@@ -450,6 +467,8 @@ class Model:
                     current = variables.get(step.variable)
                     current = None if current is None else TensorInfo(current[0].shape, current[1])
                     out_infos = [self._read_info(step.node, in_infos, current)]
+                if mark:
+                    mark(INFERENCE, step.node)
             self.budget.live = live
             op = step.node.op
             saved = op.unused_outputs
@@ -461,11 +480,13 @@ class Model:
                 def kernel(arrays, ii, oi, step=step):
                     return self._state_step(step, arrays, ii, oi, variables, writes)
             try:
-                outputs = self._execute(step.node, in_arrays, in_infos, out_infos, kernel)
+                outputs = self._execute(step.node, in_arrays, in_infos, out_infos, kernel, mark)
             finally:
                 op.unused_outputs = saved
             if observer:
                 observer(step.node, outputs, time.perf_counter() - started)
+                if mark:
+                    mark(OBSERVERS)
             for slot, array in zip(step.outputs, outputs):
                 values[slot] = array
                 if array is not None:
@@ -485,7 +506,7 @@ class Model:
         writes[step.variable] = (arrays[0], in_infos[0].type)
         return outputs
 
-    def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None) -> list[np.ndarray]:
+    def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None, mark=None) -> list[np.ndarray]:
         for index, info in enumerate(out_infos):
             if not info.is_static:
                 raise ExecutionError(f"output {index} shape {shape_str(info.shape)} is not known at run time",
@@ -496,14 +517,20 @@ class Model:
                     self.budget.check(nbytes, lambda: f"output {index} of shape {shape_str(info.shape)} {info.type}")
                 except IRError as exc:
                     raise exc.located(file=self.path, layer=node.ref) from None
+        if mark:
+            mark(CHECKS)
         try:
             outputs = (kernel or node.op.run)(in_arrays, in_infos, out_infos)
+            if mark:
+                mark(KERNEL_TIME, node)
         except IRError as exc:
             raise exc.located(file=self.path, layer=node.ref) from None
         except (ValueError, IndexError, TypeError, ArithmeticError, MemoryError) as exc:
             raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
                                  layer=node.ref) from exc
         self._check_outputs(node, outputs, out_infos)
+        if mark:
+            mark(CHECKS)
         return outputs
 
     def _check_outputs(self, node: Node, outputs, out_infos) -> None:
