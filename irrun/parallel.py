@@ -18,12 +18,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from . import heap
+from . import blas_threads, heap
 from .errors import IRError
 
-# A BLAS's last bit can depend on its thread count, so workers get the thread settings this process started
-# with (NumPy read them when it was imported), and their results equal a serial run's.
-BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# Workers of a local pool share the cores: each runs its BLAS on cores / workers threads, unless the user set
+# a count in the environment (blas_threads.py). Dask workers get the thread settings this process started with.
+BLAS_THREAD_VARIABLES = blas_threads.THREAD_VARIABLES
 _STARTUP_THREAD_ENV = {name: os.environ.get(name) for name in BLAS_THREAD_VARIABLES}
 CONNECT_TIMEOUT = "10s"
 DASK_EXTRA_HINT = "--dask needs dask.distributed: pip install 'irrun[dask]'"
@@ -81,9 +81,16 @@ def _start_method() -> str:
     return "spawn"
 
 
+def _start_worker(blas_thread_count: int | None) -> None:
+    _ignore_interrupts()
+    if blas_thread_count is not None:
+        blas_threads.set_threads(blas_thread_count)
+
+
 def _new_pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(_start_method()),
-                               initializer=_ignore_interrupts)
+                               initializer=_start_worker,
+                               initargs=(blas_threads.per_worker(jobs, _STARTUP_THREAD_ENV),))
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from . import heap, inplace, names
+from . import blas_threads, heap, inplace, names
 from .budget import Budget
 from .decompression import Decompression
 from .errors import ExecutionError, InputError, IRError, ShapeError
@@ -382,6 +382,7 @@ class Model:
     def _run(self, inputs, observer, variables: dict) -> tuple[dict, dict]:
         """One run from the state `variables` (id -> (array, ElementType)); returns the outputs and the
         variables the run assigned (applied by the caller, after the run)."""
+        blas_threads.fit_to_load()
         mark = getattr(observer, "mark", None)  # an observer accounting for every moment of the run (timeline.py)
         if mark:
             mark(START)
