@@ -43,12 +43,12 @@ def random_scores(rng, count, ties):
 
 
 KINDS = ["random", "overlapping", "grid", "degenerate", "chain", "wide", "nan", "huge"]
-CASES = [(kind, seed) for kind in KINDS for seed in range(3)]
+CASES = [(kind, seed) for kind in KINDS for seed in range(2)]
 
 
 def case(kind, seed, count=None):
     rng = np.random.default_rng(seed + 17 * KINDS.index(kind))
-    count = count or int(rng.choice([1, 7, 60, 700]))
+    count = count or int(rng.choice([1, 7, 60, 300]))
     return rng, random_boxes(rng, count, kind), random_scores(rng, count, seed % 2 == 0)
 
 
@@ -58,12 +58,12 @@ def test_hard_nms(kind, seed):
     for center in (False, True):
         corners = detection._corners(boxes, center)
         for iou in (0.5, 0.0, 1.0, 0.2, np.nan):
-            for score in (0.0, 0.4):
-                max_out = int(rng.choice([1, 5, len(boxes)]))
-                args = (corners, scores, max_out, F32(iou), F32(score))
-                expected, got = hard_nms(*args), detection._hard_nms(*args)
-                np.testing.assert_array_equal(got[0], expected[0], err_msg=f"{kind} {iou} {score} {max_out}")
-                np.testing.assert_array_equal(got[1], expected[1])
+            score = F32(rng.choice([0.0, 0.4]))
+            max_out = int(rng.choice([1, 5, len(boxes)]))
+            args = (corners, scores, max_out, F32(iou), score)
+            expected, got = hard_nms(*args), detection._hard_nms(*args)
+            np.testing.assert_array_equal(got[0], expected[0], err_msg=f"{kind} {iou} {score} {max_out}")
+            np.testing.assert_array_equal(got[1], expected[1])
 
 
 @pytest.mark.parametrize("kind,seed", CASES)
@@ -72,14 +72,14 @@ def test_multiclass_select(kind, seed):
     for normalized in (True, False):
         for eta in (1.0, 0.7):
             for iou in (0.5, 0.0, 0.3):
-                for top_k in (-1, 9):
-                    op = nms_family.MulticlassNms8.__new__(nms_family.MulticlassNms8)
-                    op.nms_top_k, op.score_threshold, op.iou_threshold = top_k, 0.4, iou
-                    op.nms_eta, op.normalized = eta, normalized
-                    expected = multiclass_select(boxes, scores, top_k, 0.4, iou, eta, normalized)
-                    got = op._select(boxes, scores)
-                    np.testing.assert_array_equal(got[0], expected[0], err_msg=f"{kind} {iou} {eta} {normalized}")
-                    np.testing.assert_array_equal(got[1], expected[1])
+                top_k = int(rng.choice([-1, 9]))
+                op = nms_family.MulticlassNms8.__new__(nms_family.MulticlassNms8)
+                op.nms_top_k, op.score_threshold, op.iou_threshold = top_k, 0.4, iou
+                op.nms_eta, op.normalized = eta, normalized
+                expected = multiclass_select(boxes, scores, top_k, 0.4, iou, eta, normalized)
+                got = op._select(boxes, scores)
+                np.testing.assert_array_equal(got[0], expected[0], err_msg=f"{kind} {iou} {eta} {normalized}")
+                np.testing.assert_array_equal(got[1], expected[1])
 
 
 @pytest.mark.parametrize("kind,seed", CASES)
@@ -89,7 +89,7 @@ def test_proposal_nms(kind, seed):
     dead = rng.random(len(boxes)) < 0.2
     for threshold in (0.7, 0.0, -0.5):
         for offset in (F32(0), F32(1)):
-            for limit in (0, 3, len(boxes)):
+            for limit in (0, len(boxes)):
                 expected = proposal_nms(ranked, F32(threshold), limit, offset, dead)
                 got = experimental_detectron.proposal_nms(ranked, F32(threshold), limit, offset, dead)
                 np.testing.assert_array_equal(got, expected, err_msg=f"{kind} {threshold} {offset} {limit}")

@@ -134,26 +134,38 @@ _NEVER_TOUCHING = (np.inf, -np.inf, np.inf, -np.inf)  # (x_lo, x_hi, y_lo, y_hi)
 
 
 def _resolve(candidates, pairs, suppresses):
-    """Which candidates (best first, none suppressed by earlier blocks) the greedy selection keeps."""
+    """Which candidates (best first, none suppressed by earlier blocks) the greedy selection keeps.
+
+    Decided in rounds: a candidate that no undecided candidate can suppress is kept, and whatever it
+    suppresses is dropped; the decided ones leave the graph. Each round decides at least the best undecided
+    candidate; past ROUNDS the rest is decided candidate by candidate."""
     i, j = pairs
     hit = suppresses(candidates[i], candidates[j])
     i, j = i[hit], j[hit]
     n = len(candidates)
-    kept = np.ones(n, dtype=bool)
+    decided = np.zeros(n, dtype=bool)
+    kept = np.zeros(n, dtype=bool)
     for _ in range(ROUNDS):
-        suppressed = np.zeros(n, dtype=bool)
-        suppressed[j[kept[i]]] = True
-        if np.array_equal(~suppressed, kept):
+        threatened = np.zeros(n, dtype=bool)
+        threatened[j] = True
+        new = ~decided & ~threatened
+        kept |= new
+        decided |= new
+        if decided.all():
             return kept
-        kept = ~suppressed
+        dropped = np.zeros(n, dtype=bool)
+        dropped[j[new[i]]] = True
+        decided |= dropped
+        live = ~decided[i] & ~decided[j]
+        i, j = i[live], j[live]
     order = np.argsort(i, kind="stable")
     i, j = i[order], j[order]
     starts = np.searchsorted(i, np.arange(n + 1))
-    suppressed = np.zeros(n, dtype=bool)
-    for k in range(n):
-        if not suppressed[k]:
-            suppressed[j[starts[k]:starts[k + 1]]] = True
-    return ~suppressed
+    for k in np.nonzero(~decided)[0]:
+        if not decided[k]:
+            kept[k] = decided[k] = True
+            decided[j[starts[k]:starts[k + 1]]] = True
+    return kept
 
 
 def box_bounds(x1, y1, x2, y2, pad=0.0, iou_at_least=0.0):
