@@ -27,7 +27,7 @@ from .ops.state import AssignBase, ReadValueBase, graph_variables, variable_prob
 from .ops.shapes import numel, parse_dim, shape_str
 from .plan import CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, tensor_bytes
 from .replan import make_template, replan, reuse_key
-from .timeline import CHECKS, INFERENCE, INPUTS, KERNEL_TIME, OBSERVERS, PLANNING, START, STEPS
+from .timeline import CHECKS, INFERENCE, INPUTS, KERNEL_TIME, OBSERVERS, PLANNING, START, STEPS, THREADS
 
 
 @dataclass(frozen=True)
@@ -382,10 +382,12 @@ class Model:
     def _run(self, inputs, observer, variables: dict) -> tuple[dict, dict]:
         """One run from the state `variables` (id -> (array, ElementType)); returns the outputs and the
         variables the run assigned (applied by the caller, after the run)."""
-        blas_threads.fit_to_load()
         mark = getattr(observer, "mark", None)  # an observer accounting for every moment of the run (timeline.py)
         if mark:
             mark(START)
+        blas_threads.fit_to_load()
+        if mark:
+            mark(THREADS)
         with np.errstate(all="ignore"), collector_paused():  # overflow to inf, NaN from 0/0: values, not warnings
             self.budget.live = 0
             feeds = self._bind_inputs(inputs)

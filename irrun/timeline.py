@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 START = "start"                    # the run begins: nothing is charged
+THREADS = "BLAS threads"           # fitting the BLAS's thread count to the machine's load (blas_threads.py)
 INPUTS = "inputs"                  # binding and checking the inputs
 PLANNING = "planning"              # finding or building the plan for these input shapes
 INFERENCE = "inference"            # a layer's shapes inferred at run time (value-dependent ops compute here)
@@ -15,7 +16,7 @@ CHECKS = "budget and checks"       # memory budget checks before a kernel, outpu
 OBSERVERS = "observers"            # the observers themselves (profiler, dumps, progress)
 STEPS = "step loop"                # moving between steps: bookkeeping, freeing, returning the outputs
 
-OUTSIDE_LAYERS = (PLANNING, INPUTS, CHECKS, OBSERVERS, STEPS)
+OUTSIDE_LAYERS = (PLANNING, INPUTS, THREADS, CHECKS, OBSERVERS, STEPS)
 
 
 class Timeline:
