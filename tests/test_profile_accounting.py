@@ -48,3 +48,29 @@ def test_chained_observers_pass_the_marks(tmp_path):
     model.run(feeds, observer=debug.chain(lambda node, outputs, seconds: seen.append(node.id), profiler))
     assert len(seen) == len(profiler.times) and profiler.outside[timeline.OBSERVERS] > 0
     assert profiler.layers  # marks reached the profiler through the chain
+
+
+def test_an_nms_in_an_if_body_runs_once_per_run_and_is_planned_once(tmp_path, monkeypatch):
+    from test_oracle_if_dynamic import make_nms_if
+
+    from irrun.ops import control_flow, detection
+
+    rng = np.random.default_rng(5)
+    corners = rng.random((1, 40, 2)).astype(np.float32) * 4
+    feeds = {"cond": np.array(False), "boxes": np.concatenate([corners, corners + 1], axis=2),
+             "scores": rng.random((1, 2, 40)).astype(np.float32)}
+    model = irrun.load(build(make_nms_if, feeds, tmp_path).xml)
+    calls = []
+    original = detection.non_max_suppression
+    monkeypatch.setattr(detection, "non_max_suppression", lambda *a, **k: calls.append(1) or original(*a, **k))
+    for run in range(3):
+        profiler = debug.Profiler(model)
+        model.run(feeds, observer=profiler)
+        assert len(calls) == run + 1  # inferring the If runs the branch; its kernel hands the arrays back
+    (if_layer,) = [n for n in model.graph.nodes.values() if n.ref.type == "If"]
+    graph = if_layer.op.branches["else_body"][0]
+    assert isinstance(graph, control_flow._Graph)
+    (body,) = graph._models.values()
+    assert len(body._plans) == 1
+    (if_time,) = [t for t in profiler.times if t.type == "If"]
+    assert if_time.inference > if_time.seconds
