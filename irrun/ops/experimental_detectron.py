@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Float, Floats, Int, Ints
 from .greedy_nms import box_bounds, greedy_nms
 from .registry import Op, TensorInfo, op
-from .roi_pooling import _roi_align_chunk, _roi_chunks
+from .roi_pooling import _roi_align_chunk, _roi_chunks, channels_last
 from .shapes import require_rank, shape_str
 
 F32 = np.float32
@@ -176,7 +176,7 @@ class ExperimentalDetectronROIFeatureExtractor6(Op):
                 ratio_x = np.ceil(roi_w / F32(size)).astype(np.int64)
                 ratio_y = np.ceil(roi_h / F32(size)).astype(np.int64)
             max_x, max_y = int(ratio_x.max()), int(ratio_y.max())
-            features = level.astype(F32, copy=False)
+            features = channels_last(level.astype(F32, copy=False))
             batch = np.zeros(len(chosen), np.int64)
             per_roi = channels * size * size * max_x * max_y * 4
             self.reserve(min(len(chosen), 1 << 20) * per_roi * 4, "ROI sample gather")
