@@ -51,22 +51,27 @@ def timm_net(name):
     return build
 
 
+def wrapped(module, forward):
+    """`module` inside a torch module whose forward(*inputs) is forward(module, *inputs): a single output, say."""
+    import torch
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = module
+
+        def forward(self, *args):
+            return forward(self.inner, *args)
+
+    return Wrapped()
+
+
 class OutputOnly:
     """Wraps a transformers encoder so that it returns its last hidden state only (one output)."""
 
     @staticmethod
     def wrap(module):
-        import torch
-
-        class Wrapped(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.inner = module
-
-            def forward(self, *args):
-                return self.inner(*args).last_hidden_state
-
-        return Wrapped()
+        return wrapped(module, lambda inner, *args: inner(*args).last_hidden_state)
 
 
 def bert_encoder():
@@ -103,18 +108,10 @@ class FirstImage:
 
     @staticmethod
     def wrap(module):
-        import torch
-
-        class Wrapped(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.inner = module
-
-            def forward(self, images):
-                found = self.inner([images[0]])[0]
-                return tuple(found[key] for key in FirstImage.KEYS if key in found)
-
-        return Wrapped()
+        def first_image(inner, images):
+            found = inner([images[0]])[0]
+            return tuple(found[key] for key in FirstImage.KEYS if key in found)
+        return wrapped(module, first_image)
 
 
 def detection_net(name, **kwargs):
