@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-BLOCK = 512
+BLOCK = 1024
 ROUNDS = 12  # fixed-point rounds before resolving a block candidate by candidate
 
 _EMPTY = np.zeros(0, dtype=np.int64)
