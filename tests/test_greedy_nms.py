@@ -115,3 +115,12 @@ def test_blocks_and_rounds():
     ordered = np.arange(len(boxes), 0, -1).astype(F32)  # the chain in score order: one long dependency
     args = (corners, ordered, len(boxes), F32(0.3), F32(0))
     np.testing.assert_array_equal(detection._hard_nms(*args)[0], hard_nms(*args)[0])
+
+
+@pytest.mark.parametrize("iou", [0.5, np.nan])  # bounds, and every pair tested
+def test_pairs_tested_in_chunks(monkeypatch, iou):
+    monkeypatch.setattr(greedy_nms, "PAIRS", 7)
+    rng, boxes, scores = case("random", 1, count=200)
+    corners = detection._corners(boxes, False)
+    args = (corners, scores, len(boxes), F32(iou), F32(0))
+    np.testing.assert_array_equal(detection._hard_nms(*args)[0], hard_nms(*args)[0])

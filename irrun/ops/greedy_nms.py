@@ -7,9 +7,9 @@ candidate positions, whether selected a suppresses later candidate b, computed w
 (so selections are bit for bit those of a box-by-box loop).
 
 Candidates are taken in blocks of the ranking. A block's candidates are first tested against everything
-selected before it; the survivors are then resolved among themselves from their pairwise suppressions: the
-selection is the only fixed point of `kept[b] = not any(kept[a] and a suppresses b, a before b)`, found by
-iterating that equation (a few rounds in practice; a step per candidate if it does not settle).
+selected before it; the survivors are then resolved among themselves from their pairwise suppressions, in
+rounds: a candidate that no undecided one suppresses is kept and drops those it suppresses (a few rounds in
+practice; a step per candidate if they do not settle). At most PAIRS pairs are tested at once.
 
 With `bounds` (x_lo, x_hi, y_lo, y_hi per candidate, f64, finite) a pair is tested only when its closed
 boxes intersect: the ops pass bounds only when a pair of disjoint boxes can never suppress. Pairs are found by
@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 BLOCK = 1024
+PAIRS = 1 << 20  # pairs tested in one call of `suppresses`, at most (bounds its temporaries)
 ROUNDS = 12  # fixed-point rounds before resolving a block candidate by candidate
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -35,9 +36,7 @@ def greedy_nms(count, suppresses, limit, bounds=None, dead=None, block=BLOCK):
             break
         candidates = start + np.nonzero(alive[start:start + block])[0]
         if earlier.count and len(candidates):
-            a, b = earlier.pairs_with(candidates)
-            hit = suppresses(a, candidates[b])
-            candidates = np.delete(candidates, b[hit])
+            candidates = candidates[~earlier.suppress(candidates, suppresses)]
         if not len(candidates):
             continue
         kept = _resolve(candidates, _pairs_within(candidates, bounds), suppresses)
@@ -71,17 +70,28 @@ class _Selected:
     def in_order(self):
         return np.concatenate(self.parts) if self.parts else _EMPTY
 
-    def pairs_with(self, candidates):
-        """(selected position, index into candidates) for every pair to test."""
+    def suppress(self, candidates, suppresses):
+        """Which candidates a selected one suppresses."""
+        hit = np.zeros(len(candidates), dtype=bool)
         if self.bounds is None:
             selected = self.in_order()
-            return np.repeat(selected, len(candidates)), np.tile(np.arange(len(candidates)), len(selected))
+            step = max(1, PAIRS // len(candidates))
+            for first in range(0, len(selected), step):
+                part = selected[first:first + step]
+                pairs = suppresses(np.repeat(part, len(candidates)), np.tile(candidates, len(part)))
+                hit |= pairs.reshape(len(part), len(candidates)).any(axis=0)
+            return hit
         rows = tuple(b[candidates] for b in self.bounds)
         reach = self.widest + 1e-12 * (np.abs(rows[0]) + self.widest)  # f64 rounding margin: a superset
         first = np.searchsorted(self.sorted_bounds[0], rows[0] - reach, side="left")
         stop = np.searchsorted(self.sorted_bounds[0], rows[1], side="right")
-        b, slot = _touching(rows, self.sorted_bounds, first, stop)
-        return self.by_x[slot], b
+        step = max(1, PAIRS // max(1, int((stop - first).max())))
+        for low in range(0, len(candidates), step):
+            part = slice(low, low + step)
+            b, slot = _touching(tuple(r[part] for r in rows), self.sorted_bounds, first[part], stop[part])
+            found = suppresses(self.by_x[slot], candidates[part][b])
+            hit[low + b[found]] = True
+        return hit
 
 
 def _touching(rows, table, first, stop):
