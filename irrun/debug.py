@@ -186,6 +186,7 @@ class Profiler(Timeline):
     def __init__(self, model):
         super().__init__()
         self.times: list[LayerTime] = []
+        self._recorded: dict[tuple[str, str], float] = {}
         # layers whose values were computed when the model was loaded (Constants, constant subgraphs)
         self._at_load = {lid for (lid, _), info in model.infos.items() if info.value is not None}
 
@@ -197,10 +198,17 @@ class Profiler(Timeline):
         else:
             status = "EXECUTED"
         ref = node.ref
+        inference = self._new_charge(node.id, INFERENCE)
         if self._last is not None:  # the run marks its milestones: take the kernel time on the same clock
-            seconds = self.layer(node.id, KERNEL_TIME)
-        self.times.append(LayerTime(ref.id, ref.name, ref.type, ref.version, status, seconds,
-                                    self.layer(node.id, INFERENCE)))
+            seconds = self._new_charge(node.id, KERNEL_TIME)
+        self.times.append(LayerTime(ref.id, ref.name, ref.type, ref.version, status, seconds, inference))
+
+    def _new_charge(self, layer_id: str, label: str) -> float:
+        """What the layer was charged for `label` since it was last recorded (a profiler may see several runs)."""
+        total = self.layer(layer_id, label)
+        recorded = self._recorded.get((layer_id, label), 0.0)
+        self._recorded[(layer_id, label)] = total
+        return total - recorded
 
     @property
     def executed(self) -> list[LayerTime]:

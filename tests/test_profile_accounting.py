@@ -3,6 +3,7 @@ NonMaxSuppression computes) and the time outside layers add up to the run's wall
 import time
 
 import numpy as np
+import pytest
 from oracle import build
 from openvino import opset9
 
@@ -39,6 +40,21 @@ def test_profile_total_is_the_wall_time(tmp_path):
     report = profiler.report()
     assert "Time outside layers:" in report and timeline.PLANNING in report
     assert f"Total: {profiler.wall * 1e3:.3f} ms, the run's wall time" in report
+
+
+def test_one_profiler_over_several_runs(tmp_path):
+    model, feeds = nms_model(tmp_path, count=200)
+    profiler = debug.Profiler(model)
+    walls = []
+    for _ in range(3):
+        started = time.perf_counter()
+        model.run(feeds, observer=profiler)
+        walls.append(time.perf_counter() - started)
+    assert profiler.wall <= sum(walls)
+    assert profiler.wall >= sum(walls) - max(0.03 * sum(walls), 0.006)
+    nms = [t for t in profiler.times if t.type == "NonMaxSuppression"]
+    assert len(nms) == 3 and sum(t.inference for t in nms) == pytest.approx(
+        profiler.layer(nms[0].layer_id, timeline.INFERENCE))  # each run's own share, not running totals
 
 
 def test_chained_observers_pass_the_marks(tmp_path):
