@@ -12,8 +12,9 @@ for each other at every product, and a thread that lost its core holds the other
 `fit_to_load` gives the BLAS only the cores that no other process is running on, never fewer than one nor
 more than the process's share: a quiet machine keeps every thread, a busy one falls back to one.
 
-The count is set through threadpoolctl when it is installed (it knows every BLAS NumPy may be built with);
-otherwise through OpenBLAS's own openblas_set_num_threads, found in the library this process has loaded.
+The count is set through OpenBLAS's own openblas_set_num_threads, found in the library this process has
+loaded (NumPy's wheels; a millisecond), or else through threadpoolctl when it is installed (it knows every
+BLAS NumPy may be built with, but importing it and finding the libraries takes tens of milliseconds).
 Environment variables would not do: NumPy reads them once, when it is imported, and forked workers start
 with NumPy already imported."""
 from __future__ import annotations
@@ -101,31 +102,29 @@ def _busy_elsewhere() -> int | None:
 
 def _apply(count: int) -> bool:
     _POLICY.current = count
+    setter = _openblas_function(_SETTERS)
+    if setter is not None:
+        setter(ctypes.c_int(count))
+        return True
     try:
         import threadpoolctl
     except ImportError:
-        setter = _openblas_setter()
-        if setter is None:
-            return False
-        setter(ctypes.c_int(count))
-        return True
+        return False
     threadpoolctl.threadpool_limits(count, user_api="blas")
     return True
 
 
 def threads() -> int | None:
     """The BLAS's thread count now (None when it cannot be read)."""
+    getter = _openblas_function(_GETTERS)
+    if getter is not None:
+        return int(getter())
     try:
         import threadpoolctl
     except ImportError:
-        getter = _openblas_function(_GETTERS)
-        return None if getter is None else int(getter())
+        return None
     counts = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
     return counts[0] if counts else None
-
-
-def _openblas_setter():
-    return _openblas_function(_SETTERS)
 
 
 @functools.lru_cache(maxsize=None)
