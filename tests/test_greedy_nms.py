@@ -48,7 +48,7 @@ CASES = [(kind, seed) for kind in KINDS for seed in range(2)]
 
 def case(kind, seed, count=None):
     rng = np.random.default_rng(seed + 17 * KINDS.index(kind))
-    count = count or int(rng.choice([1, 7, 60, 300]))
+    count = count or int(rng.choice([1, 7, 60, 200]))
     return rng, random_boxes(rng, count, kind), random_scores(rng, count, seed % 2 == 0)
 
 
@@ -105,9 +105,10 @@ def test_detectron_nms(kind, seed):
                                       detectron_nms(ranked, areas, F32(threshold)), err_msg=f"{kind} {threshold}")
 
 
-def test_blocks_and_rounds():
-    """More candidates than a block, and a block that does not settle in the fixed-point rounds."""
-    rng, boxes, scores = case("chain", 0, count=3 * greedy_nms.BLOCK + 5)
+def test_blocks_and_rounds(monkeypatch):
+    """More candidates than a block, and a block that does not settle in the rounds."""
+    monkeypatch.setattr(greedy_nms, "BLOCK", 64)
+    rng, boxes, scores = case("chain", 0, count=3 * 64 + 5)
     corners = detection._corners(boxes, False)
     args = (corners, scores, len(boxes), F32(0.3), F32(0))
     expected, got = hard_nms(*args), detection._hard_nms(*args)
@@ -115,6 +116,10 @@ def test_blocks_and_rounds():
     ordered = np.arange(len(boxes), 0, -1).astype(F32)  # the chain in score order: one long dependency
     args = (corners, ordered, len(boxes), F32(0.3), F32(0))
     np.testing.assert_array_equal(detection._hard_nms(*args)[0], hard_nms(*args)[0])
+    for kind in KINDS:  # every kind across blocks
+        rng, boxes, scores = case(kind, 1, count=150)
+        args = (detection._corners(boxes, False), scores, len(boxes), F32(0.5), F32(0))
+        np.testing.assert_array_equal(detection._hard_nms(*args)[0], hard_nms(*args)[0], err_msg=kind)
 
 
 @pytest.mark.parametrize("iou", [0.5, np.nan])  # bounds, and every pair tested

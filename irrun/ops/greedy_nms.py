@@ -25,8 +25,9 @@ ROUNDS = 12  # fixed-point rounds before resolving a block candidate by candidat
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
-def greedy_nms(count, suppresses, limit, bounds=None, dead=None, block=BLOCK):
+def greedy_nms(count, suppresses, limit, bounds=None, dead=None):
     """Positions (0..count-1, best first) selected greedily, at most `limit` of them."""
+    block = BLOCK
     alive = np.ones(count, dtype=bool) if dead is None else ~dead
     if bounds is not None and not all(np.isfinite(b).all() for b in bounds):
         bounds = None
