@@ -210,11 +210,11 @@ def attention_node(p, cfg, dtype):
 def test_attention_sweep(tmp_path, batch):
     seed = 600 + batch
     rng = np.random.default_rng(seed)
-    failures = []
+    failures, cases = [], []
     for i in range(20):
         cfg, arrays = gen_attention(rng, i)
-        built = build(lambda p: attention_node(p, cfg, arrays["q"].dtype), arrays, tmp_path / f"a{i}")
-        names, cpu = run_cpu(built)
+        cases.append((cfg, build(lambda p: attention_node(p, cfg, arrays["q"].dtype), arrays, tmp_path / f"a{i}")))
+    for i, ((cfg, built), (names, cpu)) in enumerate(zip(cases, run_cpu_many([b for _, b in cases]))):
         ctx = f"ScaledDotProductAttention-13 seed={seed} case={i} " + describe(cfg)
         f32 = cfg["dtype"] == "float32"
         try:
