@@ -26,6 +26,7 @@ import time
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 CHECK_EVERY = 0.05  # seconds between looks at the machine's load
+_clock = time.monotonic
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
             "openblas_get_num_threads64_", "openblas_get_num_threads")
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
@@ -72,7 +73,7 @@ def set_threads(count: int) -> bool:
 def fit_to_load() -> None:
     """The BLAS on the cores no other process is running on (see the module's docstring)."""
     policy = _POLICY
-    now = time.monotonic()
+    now = _clock()
     if not policy.active or now - policy.checked < CHECK_EVERY:
         return
     policy.checked = now
