@@ -23,7 +23,8 @@ from . import blas_threads, heap
 from .errors import IRError
 
 # Workers of a local pool share the cores: each runs its BLAS on cores / workers threads, unless the user set
-# a count in the environment (blas_threads.py). Dask workers get the thread settings this process started with.
+# a count in the environment (blas_threads.py). Dask workers get the thread settings this process started with;
+# like every process, they then fit the count to the machine's load before each run (unless it was set).
 BLAS_THREAD_VARIABLES = blas_threads.THREAD_VARIABLES
 _STARTUP_THREAD_ENV = {name: os.environ.get(name) for name in BLAS_THREAD_VARIABLES}
 CONNECT_TIMEOUT = "10s"
