@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from irrun import blas_threads, parallel
+from irrun.engine import blas_threads
+from irrun.scale import parallel
 
 
 def worker_threads(_):
@@ -56,7 +57,7 @@ def test_busy_elsewhere_reads_the_machine():
 
 SET_AND_READ = """
 import sys
-from irrun import blas_threads
+from irrun.engine import blas_threads
 if sys.argv[1] == "threadpoolctl":  # as with a BLAS other than OpenBLAS
     blas_threads._openblas_function = lambda names: None
 try:

@@ -32,7 +32,7 @@ from oracle import assert_same, build, run_cpu, run_irrun, run_reference
 
 def check_model(built):
     """The checker's findings (rule ids) for a saved model."""
-    from irrun.check import check_file
+    from irrun.tools.check import check_file
 
     return check_file(str(built.xml))
 
@@ -164,7 +164,7 @@ def test_fake_quantize_pdpd_and_odd_layouts(tmp_path):
 
 
 def test_fake_quantize_rejects_what_openvino_rejects(tmp_path):
-    from irrun.check import check
+    from irrun.tools.check import check
 
     feeds = {"x": np.zeros((2, 3, 4), np.float32), "il": np.zeros((3, 1), np.float32),
              "ih": np.ones((3, 1), np.float32), "ol": np.zeros((), np.float32), "oh": np.ones((), np.float32)}
@@ -538,7 +538,7 @@ INVALID = [
 
 @pytest.mark.parametrize("case", INVALID, ids=[c[0] for c in INVALID])
 def test_invalid_models_are_refused_like_openvino(tmp_path, case):
-    from irrun.check import check
+    from irrun.tools.check import check
 
     name, make, inputs, layer_type, attrs, rule = case
     built = build(make, inputs, tmp_path / "ok")
@@ -642,7 +642,7 @@ ACCEPTED = [
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c[0] for c in ACCEPTED])
 def test_models_openvino_accepts_pass_the_checker(tmp_path, case):
-    from irrun.check import check
+    from irrun.tools.check import check
 
     name, make, inputs = case
     built = build(make, inputs, tmp_path)

@@ -10,7 +10,7 @@ from openvino import opset8, opset9
 from oracle import assert_same, build, run_cpu
 
 import irrun
-from irrun.check import check
+from irrun.tools.check import check
 
 
 def make_boxes(rng, batches, count, normalized):

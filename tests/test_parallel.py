@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 import irrun
 import parallel_tasks
-from irrun import dask_local, parallel
-from irrun.cli import cli
-from irrun.parallel import ParallelError, TaskFailed, map_ordered
+from irrun.scale import dask_local, parallel, tasks
+from irrun.cli.main import cli
+from irrun.scale.parallel import ParallelError, TaskFailed, map_ordered
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
 import fuzz  # noqa: E402
@@ -126,7 +126,7 @@ def test_missing_dask_names_the_extra(monkeypatch):
         map_ordered(parallel_tasks.square, [1, 2], dask="local")
     result = CliRunner().invoke(cli, ["check", str(POOLING), "--dask", "local"])
     assert result.exit_code == 1
-    assert result.output.strip().splitlines() == [f"irrun: error: {parallel.DASK_EXTRA_HINT}"]
+    assert result.output.strip().splitlines() == [f"irrun: error: {tasks.DASK_EXTRA_HINT}"]
 
 
 def test_unreachable_scheduler_is_one_line(monkeypatch):

@@ -8,7 +8,9 @@ from oracle import build
 from openvino import opset9
 
 import irrun
-from irrun import debug, timeline
+from irrun.engine import timeline
+from irrun.tools import profile as profiling
+from irrun.tools.dumps import chain
 
 
 def nms_model(tmp_path, count=3000):
@@ -26,7 +28,7 @@ def nms_model(tmp_path, count=3000):
 def test_profile_total_is_the_wall_time(tmp_path):
     model, feeds = nms_model(tmp_path)
     for _ in range(2):  # the first run also plans
-        profiler = debug.Profiler(model)
+        profiler = profiling.Profiler(model)
         started = time.perf_counter()
         model.run(feeds, observer=profiler)
         wall = time.perf_counter() - started
@@ -44,7 +46,7 @@ def test_profile_total_is_the_wall_time(tmp_path):
 
 def test_one_profiler_over_several_runs(tmp_path):
     model, feeds = nms_model(tmp_path, count=200)
-    profiler = debug.Profiler(model)
+    profiler = profiling.Profiler(model)
     walls = []
     for _ in range(3):
         started = time.perf_counter()
@@ -60,8 +62,8 @@ def test_one_profiler_over_several_runs(tmp_path):
 def test_chained_observers_pass_the_marks(tmp_path):
     model, feeds = nms_model(tmp_path, count=50)
     seen = []
-    profiler = debug.Profiler(model)
-    model.run(feeds, observer=debug.chain(lambda node, outputs, seconds: seen.append(node.id), profiler))
+    profiler = profiling.Profiler(model)
+    model.run(feeds, observer=chain(lambda node, outputs, seconds: seen.append(node.id), profiler))
     assert len(seen) == len(profiler.times) and profiler.outside[timeline.OBSERVERS] > 0
     assert profiler.layers  # marks reached the profiler through the chain
 
@@ -80,7 +82,7 @@ def test_an_nms_in_an_if_body_runs_once_per_run_and_is_planned_once(tmp_path, mo
     original = detection.non_max_suppression
     monkeypatch.setattr(detection, "non_max_suppression", lambda *a, **k: calls.append(1) or original(*a, **k))
     for run in range(3):
-        profiler = debug.Profiler(model)
+        profiler = profiling.Profiler(model)
         model.run(feeds, observer=profiler)
         assert len(calls) == run + 1  # inferring the If runs the branch; its kernel hands the arrays back
     (if_layer,) = [n for n in model.graph.nodes.values() if n.ref.type == "If"]

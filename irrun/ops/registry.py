@@ -32,11 +32,14 @@ class TensorInfo:
 
 @dataclass(frozen=True)
 class Context:
-    """What ops may need beyond their attributes: the model file, its weights and the memory budget."""
+    """What ops may need beyond their attributes: the model file, its weights, the memory budget, and the
+    engine's body runner (`graph(doc, context)`, `model(graph, budget, parameter_infos)`) that Loop, If and
+    TensorIterator build and run their bodies with."""
 
     file: str | None = None
     weights: object = None
     budget: object = None
+    bodies: object = None
 
 
 class Op:
@@ -106,6 +109,12 @@ class Op:
     def run(self, inputs: list[np.ndarray], in_infos: list[TensorInfo], out_infos: list[TensorInfo]) -> list[np.ndarray]:
         """Compute the outputs; the infos are what inference gave for these inputs (static shapes)."""
         raise NotImplementedError
+
+
+def same_buffer(in_infos, out_infos, port: int = 0) -> bool:
+    """Output 0 can live in input `port`'s array: same shape and storage dtype."""
+    a, b = in_infos[port], out_infos[0]
+    return a.shape is not None and tuple(a.shape) == tuple(b.shape) and a.type.storage == b.type.storage
 
 
 class ValueDependentOp(Op):
