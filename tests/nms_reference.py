@@ -68,7 +68,7 @@ def multiclass_iou(boxes, i, others, norm):
     return np.where((area_i <= 0) | (area_o <= 0), F32(0), iou)
 
 
-def proposal_nms(boxes, threshold, limit, offset=F32(0), dead=None):
+def proposal_nms(boxes, threshold, limit, offset, dead=None):
     """Greedy NMS over boxes sorted best first (ExperimentalDetectronGenerateProposalsSingleImage,
     GenerateProposals)."""
     dead = np.zeros(len(boxes), dtype=bool) if dead is None else dead.copy()
