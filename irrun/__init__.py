@@ -5,7 +5,8 @@ from .engine.runtime import Model, TensorDesc
 from .engine.session import Session
 from .tools.check import Report, check
 from .scale.batch import BatchReport, check_many, input_files, run_batch
+from .tools import text  # irrun.text: tokenize, detokenize and generate text from an exported folder
 
 __all__ = ["BatchReport", "IRError", "Model", "Report", "Session", "TensorDesc", "check", "check_many", "input_files",
-           "load", "run_batch"]
+           "load", "run_batch", "text"]
 __version__ = "0.1.0"

@@ -12,7 +12,7 @@ from ..errors import GraphError, IRError, LayerRef, UnsupportedOpError
 from ..ir.model import IRDocument, Layer
 from ..ir.opsets import first_listed, is_known_opset, resolve
 from ..ops import lookup
-from ..ops.registry import Context, Op
+from ..ops.registry import EXTENSION_REGISTRY, Context, Op
 
 Report = Callable[[IRError], None]
 
@@ -57,6 +57,8 @@ def layer_ref(layer: Layer) -> LayerRef:
 def bind_layer(layer: Layer, context: Context) -> Node:
     ref = layer_ref(layer)
     op_class = lookup(ref.type, ref.version)
+    if op_class is None and layer.opset.strip() == "extension":
+        op_class = EXTENSION_REGISTRY.get(layer.type)
     if op_class is None:
         return Node(layer, ref, None)
     try:
@@ -72,6 +74,8 @@ def unsupported_error(node: Node, file) -> UnsupportedOpError:
     layer = node.layer
     if not is_known_opset(layer.opset):
         message, rule = f"unknown opset '{layer.opset}'", "layer.opset"
+    elif node.ref.version is None and layer.opset.strip() == "extension":
+        message, rule = f"unsupported extension op {layer.type}", "layer.unimplemented"
     elif node.ref.version is None:
         message, rule = f"type '{layer.type}' is not in {layer.opset}{first_listed(node.ref.type)}", "layer.type"
     else:

@@ -150,5 +150,22 @@ def lookup(type_name: str, version: int | None) -> type[Op] | None:
     return REGISTRY.get((type_name, version))
 
 
+# Ops of OpenVINO extensions (layers with version="extension"), keyed by type: they have no opset version.
+EXTENSION_REGISTRY: dict[str, type[Op]] = {}
+
+
+def extension_op(type_name: str):
+    """Register a class as the definition of the extension op `type_name`."""
+
+    def register(cls):
+        if type_name in EXTENSION_REGISTRY:
+            raise RuntimeError(f"extension op {type_name} is defined twice")
+        cls.type, cls.version = type_name, None
+        EXTENSION_REGISTRY[type_name] = cls
+        return cls
+
+    return register
+
+
 def supported_ops() -> list[tuple[str, int]]:
     return sorted(REGISTRY)

@@ -191,7 +191,8 @@ class _Checker:
 
     def report(self, exc: IRError) -> None:
         if exc.rule == "layer.unimplemented":
-            exc.message = (f"not verified: irrun does not implement {exc.layer.type}-{exc.layer.version} yet; "
+            versioned = exc.layer.type if exc.layer.version is None else f"{exc.layer.type}-{exc.layer.version}"
+            exc.message = (f"not verified: irrun does not implement {versioned} yet; "
                            f"its output ports are taken as declared")
         self.diagnostics.append(_from_error(exc))
 

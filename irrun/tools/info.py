@@ -11,7 +11,7 @@ from ..engine import names as naming
 from ..errors import IRError
 from ..engine.graph import layer_ref
 from ..ir.opsets import CLASS_VERSIONS, openvino_class_note
-from ..ops.registry import supported_ops
+from ..ops.registry import EXTENSION_REGISTRY, supported_ops
 from ..ops.shapes import shape_str
 from .inputs import declared_shape
 from .tables import text_table
@@ -45,8 +45,7 @@ def model_info(path, with_checker: bool = True) -> dict:
     info["ops"] = dict(sorted(histogram.items()))
     info["opsets"] = sorted({layer.opset for layer in doc.layers}, key=_opset_key)
     implemented = set(supported_ops())
-    info["unsupported_ops"] = sorted({f"{layer_ref(layer).type}-{layer_ref(layer).version}" for layer in doc.layers
-                                      if (layer_ref(layer).type, layer_ref(layer).version) not in implemented})
+    info["unsupported_ops"] = sorted({_op_label(layer) for layer in doc.layers if not _implemented(layer, implemented)})
     by_type: Counter = Counter()
     constants, regions = 0, set()
     for layer in doc.layers:
@@ -178,6 +177,17 @@ def supported_ops_records() -> list[dict]:
     return records
 
 
+def _implemented(layer, implemented) -> bool:
+    if layer.opset.strip() == "extension" and layer.type in EXTENSION_REGISTRY:
+        return True
+    return (layer_ref(layer).type, layer_ref(layer).version) in implemented
+
+
+def _op_label(layer) -> str:
+    ref = layer_ref(layer)
+    return f"{ref.type}-{ref.version}" if ref.version is not None else f"{layer.type} ({layer.opset})"
+
+
 def _version_label(op_type: str, version: int) -> str:
     note = openvino_class_note(op_type, version)
     return f"{version} ({note})" if note else str(version)
@@ -187,4 +197,5 @@ def format_supported_ops() -> str:
     table = supported_ops_table()
     rows = [("type", "versions")] + [(t, ", ".join(_version_label(t, v) for v in vs)) for t, vs in table.items()]
     count = sum(len(v) for v in table.values())
-    return "\n".join(text_table(rows) + [f"{count} op versions of {len(table)} types"])
+    extension = f"extension ops (version=\"extension\", openvino-tokenizers): {', '.join(sorted(EXTENSION_REGISTRY))}"
+    return "\n".join(text_table(rows) + [f"{count} op versions of {len(table)} types", extension])
