@@ -24,6 +24,7 @@ from .ops.registry import Context, TensorInfo
 from .ops.shapes import numel, parse_dim, shape_str
 from .ops.state import WARNING_RULES as STATE_WARNINGS
 from .ops.state import variable_problems
+from .rule_classes import CLASS_NAMES, STRICTER, relaxed, rule_class
 
 ERROR, WARNING = "error", "warning"
 # Rules reported as warnings: OpenVINO reads such files, but something is probably not as intended.
@@ -48,14 +49,23 @@ class Diagnostic:
             "severity": self.severity, "rule": self.rule,
             "layer_id": layer.id if layer else None, "layer_name": layer.name if layer else None,
             "layer_type": layer.type if layer else None, "op_version": layer.version if layer else None,
-            "port": self.port, "message": self.message,
+            "port": self.port, "message": self.message, **self.class_dict(),
         }
+
+    def class_dict(self) -> dict:
+        """Whether OpenVINO's reader refuses this too ("openvino") or irrun is stricter ("stricter", why)."""
+        if self.severity == WARNING and self.rule in WARNING_RULES:
+            return {"class": None, "class_reason": None}
+        kind = rule_class(self.rule)
+        return {"class": kind.kind, "class_reason": kind.reason or None}
 
     def text(self, file: str) -> str:
         """`file: layer ID (name, Type-N): rule: message`; the port and a warning are part of the message."""
         message = " ".join(self.message.split())
         if self.port is not None:
             message = f"port {self.port}: {message}"
+        if self.class_dict()["class"] == STRICTER:
+            message = f"({CLASS_NAMES[STRICTER]}) {message}"
         if self.severity == WARNING:
             message = f"warning: {message}"
         location = f"{self.layer}: " if self.layer else ""
@@ -98,10 +108,17 @@ class Report:
         return [d.text(self.file) for d in self.diagnostics]
 
 
-def check(path) -> Report:
+def check(path, openvino_compatible: bool = False) -> Report:
     """Check one IR file (model.xml, with its .bin beside it). Never raises for a bad file: every
-    problem, including an unreadable file, is a diagnostic in the report."""
-    path = str(path)
+    problem, including an unreadable file, is a diagnostic in the report. With `openvino_compatible`,
+    errors OpenVINO's reader does not share are warnings (irrun/rule_classes.py)."""
+    report = _check(str(path))
+    if openvino_compatible:
+        report.diagnostics = relaxed(report.diagnostics, ERROR, WARNING)
+    return report
+
+
+def _check(path: str) -> Report:
     try:
         doc = read_xml(path)
     except IRError as exc:
@@ -266,6 +283,8 @@ class _Checker:
                 if given is not None and not (produced is not None and decl.agrees(produced)):
                     self.compare(node, port, decl, given, "edge", source)
                 in_infos.append(given or decl.info())
+            if _is_state_op(node):
+                in_infos = [self.refined(source, info) for source, info in zip(node.inputs, in_infos)]
             outputs = self.infer_node(node, in_infos)
             if outputs is not None:
                 declared = len(node.layer.outputs)
@@ -281,8 +300,24 @@ class _Checker:
                     self.decls[(layer_id, index, 1)].info()
                 if info is not None:
                     infos[(layer_id, index)] = info
-        for problem in variable_problems(graph, infos):
+        writers = [node.inputs[0] for node in graph.nodes.values() if _is_state_op(node) and node.inputs]
+        refined = {**infos, **{source: self.refined(source, infos.get(source)) for source in writers}}
+        for problem in variable_problems(graph, refined):
             self.report(problem.located(file=self.file))
+
+    def refined(self, source, info: TensorInfo | None) -> TensorInfo | None:
+        """`info` with the dims irrun's inference leaves dynamic taken from the producer's declared output
+        port, when the two agree. OpenVINO propagates partial values of shape subgraphs (ShapeOf -> Gather ->
+        Concat -> Broadcast) that irrun does not; for the variables of ReadValue/Assign, whose declared shapes
+        OpenVINO compares with those, the dims its serializer wrote stand in for them."""
+        if info is None or info.shape is None or source is None or (source[0], source[1], 1) not in self.decls:
+            return info
+        decl = self.decls[(source[0], source[1], 1)]
+        if not decl.bounds or not decl.dims_agree(info):
+            return info
+        shape = tuple(d if d is not None else (low if low == high else None)
+                      for d, (low, high) in zip(info.shape, decl.bounds))
+        return TensorInfo(shape, info.type, info.value)
 
     def infer_node(self, node: Node, in_infos) -> list[TensorInfo] | None:
         """The op's inferred outputs (constants computed when small), or None when it cannot be inferred."""
@@ -328,17 +363,23 @@ class _Checker:
         return exc.located(file=self.file, layer=node.ref)
 
     def compare(self, node: Node, port: Port, decl: _PortDecl, info: TensorInfo, kind: str, source=None):
-        """A declared port against what inference (or the producer's declaration) gives: rules port.dims and
-        port.type for output ports, edge.dims and edge.type for input ports. Returns whether they agree."""
+        """A declared port against what inference (or the producer's declaration) gives: rules
+        port.dims.declared and port.type.declared for output ports, edge.dims and edge.type for input ports.
+        Returns whether they agree."""
         where = "output" if kind == "port" else "input"
         origin = "inference gives" if source is None else f"its producer (layer {source[0]}, output {source[1]}) gives"
+        suffix = ".declared" if kind == "port" else ""
         if not decl.type_agrees(info):
-            self.add(ERROR, f"{kind}.type", f"{where} precision is {decl.type}, {origin} {info.type}", node.ref,
-                     port.id)
+            self.add(ERROR, f"{kind}.type{suffix}", f"{where} precision is {decl.type}, {origin} {info.type}",
+                     node.ref, port.id)
         if not decl.dims_agree(info):
-            self.add(ERROR, f"{kind}.dims", f"{where} dims are {_bounds_str(decl.bounds)}, {origin} "
+            self.add(ERROR, f"{kind}.dims{suffix}", f"{where} dims are {_bounds_str(decl.bounds)}, {origin} "
                                             f"{shape_str(info.shape)}", node.ref, port.id)
         return decl.agrees(info)
+
+
+def _is_state_op(node: Node) -> bool:
+    return node.ref.type in ("ReadValue", "Assign")
 
 
 def _order_all(graph: Graph) -> list[str]:

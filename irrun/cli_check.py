@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from .batch import check_many
-from .check import Report
+from .check import ERROR, WARNING, Report
 from .cli_batch import parallel_options, progress_bar
+from .rule_classes import relaxed
 
 EXIT_OK, EXIT_NOT_CONFORMANT = 0, 1
 
@@ -54,8 +55,11 @@ def summary(reports: list[Report], strict: bool) -> str:
               help="text: one line per problem and a summary; json: an object for a single file argument, "
                    "else a list of them.")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option("--openvino-compatible", is_flag=True,
+              help="Errors OpenVINO's reader does not share (rules of the 'stricter' class, docs/rules.md) are "
+                   "warnings: a file fails exactly when OpenVINO would refuse to read it.")
 @parallel_options("files")
-def check_command(paths, output_format, strict, jobs, dask):
+def check_command(paths, output_format, strict, openvino_compatible, jobs, dask):
     """Check model files (PATH is a model.xml or a directory searched recursively for *.xml) against the
     IR format and the op specification. Exit 0 when every file is conformant, 1 when any is not."""
     files, directories = collect_files(paths)
@@ -65,6 +69,9 @@ def check_command(paths, output_format, strict, jobs, dask):
 
     with _errors_reported(False):
         reports = check_files(files, progress=directories and _on_terminal(), jobs=jobs, dask=dask)
+    if openvino_compatible:
+        for report in reports:
+            report.diagnostics = relaxed(report.diagnostics, ERROR, WARNING)
     if output_format == "json":
         documents = [r.to_dict(strict) for r in reports]
         single = len(paths) == 1 and not directories

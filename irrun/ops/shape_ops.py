@@ -134,6 +134,7 @@ class Reshape1(Op):
         rank = data.rank
         out, minus_one, zeros = [], None, False
         in_count, out_count = 1, 1
+        static_in = 1  # OpenVINO's product of the known input dims (special-zero positions left out)
         for i, v in enumerate(pattern.tolist()):
             special = v == 0 and self.special_zero
             zeros = zeros or special
@@ -157,15 +158,20 @@ class Reshape1(Op):
                 out_count *= v
             if rank is not None and i < rank and not special:
                 in_count = None if in_count is None or data.shape[i] is None else in_count * data.shape[i]
+                static_in *= 1 if data.shape[i] is None else data.shape[i]
+        if rank is not None:
+            for d in data.shape[len(pattern):]:
+                in_count = None if in_count is None or d is None else in_count * d
+                static_in *= 1 if d is None else d
+        # OpenVINO refuses a 0 beside a -1 unless a known input dim is 0 too: dynamic dims (and a dynamic rank)
+        # count as non-zero there.
+        if minus_one is not None and out_count == 0 and static_in != 0:
+            raise ShapeError("cannot infer the -1 dimension with a zero-sized output dimension unless an "
+                             "input dimension is zero-sized too", rule="shape.reshape", port=1)
         if rank is None:
             return tuple(out)
-        for d in data.shape[len(pattern):]:
-            in_count = None if in_count is None or d is None else in_count * d
         if minus_one is not None:
             if out_count == 0:
-                if in_count not in (None, 0):
-                    raise ShapeError("cannot infer the -1 dimension with a zero-sized output dimension unless an "
-                                     "input dimension is zero-sized too", rule="shape.reshape", port=1)
                 out[minus_one] = 1
             elif in_count is not None:
                 if in_count % out_count:

@@ -73,3 +73,13 @@ def as_index_array(value, what, port) -> np.ndarray:
     if array.dtype.kind not in "iu":
         raise ShapeError(f"{what} must hold integers, got {array.dtype}", rule="port.type", port=port)
     return array.astype(np.int64)
+
+
+def require_positive_steps(name: str, values) -> None:
+    """Strides and dilations: OpenVINO refuses a 0 (attr.range) but reads a negative value as a huge unsigned
+    one and accepts the file, so irrun refusing it is stricter (attr.range.spec)."""
+    if any(v == 0 for v in values):
+        raise ShapeError(f"{name} {list(values)} must be positive", rule="attr.range")
+    if any(v < 0 for v in values):
+        raise ShapeError(f"{name} {list(values)} must be positive (OpenVINO reads a negative value as a huge "
+                         f"unsigned one)", rule="attr.range.spec")
