@@ -51,9 +51,11 @@ def summary(reports: list[Report], strict: bool) -> str:
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "junit"]), default="text",
+              show_default=True,
               help="text: one line per problem and a summary; json: an object for a single file argument, "
-                   "else a list of them.")
+                   "else a list of them; sarif: SARIF 2.1.0 (each result on its layer's line); junit: JUnit XML "
+                   "(a test case per file, a failure per error).")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
 @click.option("--openvino-compatible", is_flag=True,
               help="Errors OpenVINO's reader does not share (rules of the 'stricter' class, docs/rules.md) are "
@@ -72,7 +74,11 @@ def check_command(paths, output_format, strict, openvino_compatible, jobs, dask)
     if openvino_compatible:
         for report in reports:
             report.diagnostics = relaxed(report.diagnostics, ERROR, WARNING)
-    if output_format == "json":
+    if output_format in ("sarif", "junit"):
+        from .check_formats import junit, sarif
+
+        click.echo(json.dumps(sarif(reports), indent=2) if output_format == "sarif" else junit(reports))
+    elif output_format == "json":
         documents = [r.to_dict(strict) for r in reports]
         single = len(paths) == 1 and not directories
         click.echo(json.dumps(documents[0] if single else documents, indent=2))
