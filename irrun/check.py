@@ -20,6 +20,7 @@ from .ir.model import IRDocument, Port
 from .ir.types import element_type
 from .ir.weights import WeightsFile
 from .ir.xml import read_xml
+from .ops.partial import with_partial_values
 from .ops.registry import Context, TensorInfo
 from .ops.shapes import numel, parse_dim, shape_str
 from .ops.state import WARNING_RULES as STATE_WARNINGS
@@ -335,6 +336,7 @@ class _Checker:
             self.add(WARNING, "check.internal", f"inference failed inside irrun ({type(exc).__name__}: {exc}); "
                                                 f"the layer is not verified", node.ref)
             return None
+        outputs = with_partial_values(node, in_infos, outputs)
         if node.op.foldable and node.ref.type != "Constant" and in_infos and all(
                 info.value is not None for info in in_infos) and all(
                 info.is_static and numel(info.shape) <= FOLD_LIMIT for info in outputs):

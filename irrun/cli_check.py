@@ -60,10 +60,20 @@ def summary(reports: list[Report], strict: bool) -> str:
 @click.option("--openvino-compatible", is_flag=True,
               help="Errors OpenVINO's reader does not share (rules of the 'stricter' class, docs/rules.md) are "
                    "warnings: a file fails exactly when OpenVINO would refuse to read it.")
+@click.option("--target", metavar="RELEASE",
+              help="Also report, as errors, every op version, element type and attribute value the OpenVINO "
+                   "release RELEASE (2023.0 or later, e.g. 2024.6) cannot read, naming the first release that can.")
 @parallel_options("files")
-def check_command(paths, output_format, strict, openvino_compatible, jobs, dask):
+def check_command(paths, output_format, strict, openvino_compatible, target, jobs, dask):
     """Check model files (PATH is a model.xml or a directory searched recursively for *.xml) against the
     IR format and the op specification. Exit 0 when every file is conformant, 1 when any is not."""
+    if target is not None:
+        from .target import parse_target, target_diagnostics
+
+        try:
+            parse_target(target)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--target") from None
     files, directories = collect_files(paths)
     if not files:
         raise click.UsageError(f"no .xml files under {', '.join(paths)}")
@@ -71,6 +81,8 @@ def check_command(paths, output_format, strict, openvino_compatible, jobs, dask)
 
     with _errors_reported(False):
         reports = check_files(files, progress=directories and _on_terminal(), jobs=jobs, dask=dask)
+    for report in reports if target is not None else ():
+        report.diagnostics += target_diagnostics(report.file, target)
     if openvino_compatible:
         for report in reports:
             report.diagnostics = relaxed(report.diagnostics, ERROR, WARNING)

@@ -448,6 +448,8 @@ class Broadcast1(Op):
         if mode == "explicit":
             if len(inputs) != 3:
                 raise ShapeError("explicit mode needs the axes_mapping input", rule="port.count")
+        if target is None and target_info.partial is not None and mode in ("numpy", "bidirectional"):
+            return self.partial_shape(data, target_info.partial, mode)
         if target is None:
             n = one_dim_length(target_info)
             if mode == "bidirectional" and data.shape is not None and n is not None:
@@ -465,6 +467,18 @@ class Broadcast1(Op):
         if mode == "pdpd":
             return self.pdpd_shape(data.shape, target)
         return self.explicit_shape(data.shape, target, inputs[2])
+
+    @staticmethod
+    def partial_shape(data, target, mode):
+        """A target shape partly known (irrun/ops/partial.py): the known dims are checked as OpenVINO does."""
+        if any(t is not None and t < 0 for t in target):
+            raise ShapeError(f"target shape {['?' if t is None else t for t in target]} has a negative value",
+                             rule="attr.range", port=1)
+        if data.shape is None:
+            return tuple(target) if mode != "bidirectional" else None
+        if mode == "numpy":
+            return numpy_broadcast_target(data.shape, tuple(target))
+        return bidirectional_shape(data.shape, tuple(target))
 
     def pdpd_start(self, in_rank, out_rank):
         axis = self.pdpd_axis()
