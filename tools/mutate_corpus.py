@@ -256,6 +256,37 @@ def summarize(results: list[dict]) -> str:
             f"{flagged_compatible}/{len(accepted)} of the accepted")
 
 
+def recipe(seed_xml: bytes, mutant_xml: bytes) -> dict | None:
+    """The one edit that turns the seed into the mutant: {"offset", "old", "new"} (None if not text)."""
+    try:
+        a, b = seed_xml.decode(), mutant_xml.decode()
+    except UnicodeDecodeError:
+        return None
+    start = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    end = 0
+    while end < min(len(a), len(b)) - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
+        end += 1
+    return {"offset": start, "old": a[start:len(a) - end], "new": b[start:len(b) - end]}
+
+
+def export_cases(runs: list[Path], names: list[str], sample: int, target: Path, seed: int) -> None:
+    """Recipes of mutants (seed file and one edit; the .bin unchanged) from earlier runs: the named cases
+    and a sample of the rest, refused and accepted alike, for tests/test_check_mutants.py."""
+    results = [dict(r, run=run) for run in runs for r in map(json.loads, (run / "results.jsonl").open())]
+    small = [r for r in results if (ROOT / r["seed"]).stat().st_size < 120_000 and not r["mutation"].startswith(
+        "fuzz bin") and (r["run"] / r["case"] / "model.bin").is_symlink()]
+    chosen = [r for r in results if r["case"] in names]
+    rng = random.Random(seed)
+    chosen += rng.sample([r for r in small if r["case"] not in names], sample)
+    cases = []
+    for r in chosen:
+        edit = recipe((ROOT / r["seed"]).read_bytes(), (r["run"] / r["case"] / "model.xml").read_bytes())
+        if edit is not None:
+            cases.append({"case": r["case"], "seed": r["seed"], "mutation": r["mutation"], **edit})
+    target.write_text(json.dumps(cases, indent=1) + "\n")
+    print(f"wrote {len(cases)} cases to {target}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=1000)
@@ -263,10 +294,18 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/irrun-mutants"))
     parser.add_argument("--keep-disagreements", action="store_true",
                         help="keep only the mutants where irrun and OpenVINO disagree (in either mode)")
+    parser.add_argument("--export", type=Path, nargs="+", metavar="RUN_DIR",
+                        help="write recipes of mutants from these earlier --out folders to --cases-file instead")
+    parser.add_argument("--named", nargs="*", default=[], help="with --export: cases always exported")
+    parser.add_argument("--sample", type=int, default=30, help="with --export: how many others")
+    parser.add_argument("--cases-file", type=Path, default=ROOT / "tests" / "data" / "check_mutants.json")
     parser.add_argument("--openvino-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.openvino_worker:
         openvino_worker()
+        return 0
+    if args.export:
+        export_cases(args.export, args.named, args.sample, args.cases_file, args.seed)
         return 0
     seeds = load_seeds(SEED_DIRECTORIES)
     vocabulary = attribute_vocabulary(seeds)
