@@ -51,19 +51,19 @@ def _layer_features(layer: Layer, ref: LayerRef):
     op_type, version = resolve(layer.type, layer.opset)
     if (op_type, version) in OP_VERSIONS:
         yield Feature(ref, "target.op", f"op {op_type}-{version}", OP_VERSIONS[(op_type, version)])
-    types = set()
+    types: dict[str, str] = {}  # element type -> where it first appears in the layer
     for name, value in layer.attrs.items():
         key = (op_type, version, name, value)
         if key in ATTRIBUTE_VALUES:
             yield Feature(ref, "target.attr", f"{op_type}-{version} {name}=\"{value}\"", ATTRIBUTE_VALUES[key])
         et = element_type(value) if name.endswith("type") or name == "destination_type" else None
         if et is not None:
-            types.add((et.name, "Const" if op_type == "Constant" and name == "element_type" else name))
+            types.setdefault(et.name, "Const" if op_type == "Constant" and name == "element_type" else name)
     for port in (*layer.inputs, *layer.outputs):
         et = element_type(port.precision) if port.precision else None
         if et is not None:
-            types.add((et.name, "port precision"))
-    for name, where in sorted(types):
+            types.setdefault(et.name, "port precision")
+    for name, where in sorted(types.items()):
         table = ELEMENT_TYPES_CONST if where == "Const" else ELEMENT_TYPES_PARAMETER
         if name in table:
             yield Feature(ref, "target.type", f"element type {name} ({where})", table[name])

@@ -9,7 +9,9 @@ with that venv's Python reads one small IR per feature with `Core.read_model` an
   reader cannot create the layer ("Cannot create ... from unsupported opset", "doesn't contain the
   operation"); any other refusal (the probe has no attributes) means the op exists;
 - every element type, as a Parameter and as a Const (read if both load);
-- the attribute values in ATTRIBUTE_PROBES (a complete, valid layer each).
+- the attribute values in ATTRIBUTE_PROBES (a complete, valid layer each);
+- small models using newer features, saved by the current release into tests/data/release_compat/, with
+  every release's verdict in expected.json there (tests/test_check_target.py checks --target against it).
 
     python tools/release_compat.py                       # all RELEASES, writes irrun/release_table.py
     python tools/release_compat.py --find-links /tmp/ovwheels --releases 2024.0.0 2025.0.0
@@ -28,9 +30,13 @@ sys.path.insert(0, str(ROOT))
 from irrun.ir.opsets import opset_op_versions  # noqa: E402
 from irrun.ir.types import ELEMENT_TYPES  # noqa: E402
 
-RELEASES = ["2023.0.0", "2023.3.0", "2024.0.0", "2024.6.0", "2025.0.0", "2025.4.0"]
+RELEASES = ["2023.0.0", "2023.1.0", "2023.2.0", "2023.3.0", "2024.0.0", "2024.1.0", "2024.2.0", "2024.3.0", "2024.4.0",
+            "2024.5.0", "2024.6.0", "2025.0.0", "2025.1.0", "2025.2.0", "2025.3.0", "2025.4.0", "2026.0.0", "2026.1.0",
+            "2026.2.0", "2026.3.0"]
 CURRENT = "2026.4"  # the installed oracle: reads everything irrun's tables name
 TARGET = ROOT / "irrun" / "release_table.py"
+PRECISIONS = {"f32": "FP32", "f16": "FP16", "f64": "FP64", "bf16": "BF16", "boolean": "BOOL"}  # as serialized
+PROBE_TIMEOUT = 120  # seconds for one run of the probe script (a reader that hangs on a probe is stopped)
 NOT_CREATED = ("unsupported opset", "doesn't contain the operation", "Unknown opset")
 
 _PORT = '<port id="{id}" precision="{precision}"><dim>2</dim><dim>2</dim></port>'
@@ -84,18 +90,23 @@ def probes() -> dict[str, str]:
     for et, t in ELEMENT_TYPES.items():
         if et in ("dynamic", "undefined"):
             continue
-        found[f"param:{et}"] = _PARAM_NET.format(et=et, precision=et.upper())
-        size = 0 if et == "string" else max(1, t.nbytes(4))
-        found[f"const:{et}"] = _CONST_NET.format(et=et, size=size, precision=et.upper())
+        precision = PRECISIONS.get(et, et.upper())
+        found[f"param:{et}"] = _PARAM_NET.format(et=et, precision=precision)
+        if et != "string":  # a string Const needs real strings in the .bin; the Parameter stands for the type
+            found[f"const:{et}"] = _CONST_NET.format(et=et, size=max(1, t.nbytes(4)), precision=precision)
     for (op_type, version, name, value), (opset, data, outputs) in ATTRIBUTE_PROBES.items():
         ir = layer_ir(op_type, opset, data, outputs=outputs).replace("<dim>2</dim><dim>2</dim>",
                                                                      "<dim>1</dim><dim>2</dim><dim>2</dim>")
         found[f"attr:{op_type}:{version}:{name}:{value}"] = ir.replace('shape="2,2"', 'shape="1,2,2"')
-    return found
+    # Releases up to 2024.4 do not recognise an IR text shorter than about 512 bytes as IR.
+    return {key: text.replace("<layers>", "<layers>" + " " * max(0, 1024 - len(text)), 1)
+            for key, text in found.items()}
 
 
+# Imports OpenVINO once, then reads each probe in a forked child, so that a reader crash (some releases
+# crash validating a layer without its inputs) costs one probe, not a restart.
 PROBE_SCRIPT = r'''
-import json, sys
+import json, os, signal, sys
 try:
     from openvino import Core, Tensor
 except ImportError:
@@ -103,15 +114,79 @@ except ImportError:
 import numpy as np
 core = Core()
 weights = Tensor(np.zeros(64, np.uint8))
+out = {}
 for key, xml in json.load(sys.stdin).items():
-    print(key, flush=True)  # a crash on this probe shows as a key without a verdict
-    try:
-        core.read_model(xml, weights).validate_nodes_and_infer_types()
-        message = None
-    except Exception as exc:
-        message = " ".join(str(exc).split())[-400:]
-    print(json.dumps(message), flush=True)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        signal.alarm(30)
+        try:
+            model = core.read_model(xml[5:]) if xml.startswith("file:") else core.read_model(xml, weights)
+            model.validate_nodes_and_infer_types()
+            message = None
+        except Exception as exc:
+            message = " ".join(str(exc).split())[-400:]
+        os.write(write, json.dumps(message).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        text = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    out[key] = json.loads(text) if text else f"the reader crashed (status {status})"
+print(json.dumps(out))
 '''
+
+
+def run_probes(python: Path, items: dict[str, str]) -> dict[str, str | None]:
+    """Each probe's refusal message (None: read); a probe that crashes the reader counts as refused, except
+    for op probes (readable() below)."""
+    done = subprocess.run([str(python), "-c", PROBE_SCRIPT], input=json.dumps(items), capture_output=True,
+                          text=True, timeout=PROBE_TIMEOUT * 10, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def readable(key: str, message: str | None) -> bool:
+    if message is None:
+        return True
+    if key.startswith("op:"):  # created, then refused (the probe has no attributes) or crashed validating it
+        return not any(text in message for text in NOT_CREATED)
+    return False
+
+
+def feature_irs(directory: Path) -> dict[str, Path]:
+    """Small models using newer features, saved by the installed (current) OpenVINO: the test data of
+    tests/test_check_target.py, with every tested release's verdict on them."""
+    import numpy as np
+    import openvino as ov
+    from openvino import opset1, opset13, opset14, opset15
+
+    def param(shape, et=ov.Type.f32):
+        return opset1.parameter(shape, et, name="x")
+
+    builders = {}
+    x = param([1, 2, 1, 4])
+    builders["opset1_only"] = ([opset1.relu(x)], [x])
+    x = param([1, 2, 1, 4])
+    builders["squeeze15"] = ([opset15.squeeze(x, opset1.constant(np.array([2], np.int64)), allow_axis_skip=False)],
+                             [x])
+    x = param([1, 2, 4, 4])
+    builders["maxpool14_ceil_torch"] = (opset14.max_pool(x, [2, 2], [1, 1], [0, 0], [0, 0], [3, 3],
+                                                         "ceil_torch").outputs()[:1], [x])
+    q = param([1, 2, 4, 8])
+    builders["sdpa13"] = ([opset13.scaled_dot_product_attention(q, q, q, causal=True)], [q])
+    x = param([4, 8])
+    weights = ov.op.Constant(ov.Type.f4e2m1, ov.Shape([4, 8]), [0.5] * 32)
+    builders["f4e2m1_const"] = ([opset1.add(x, opset1.convert(weights, ov.Type.f32))], [x])
+    s = param([2], ov.Type.string)
+    builders["string_parameter"] = ([opset1.result(s)], [s])
+    paths = {}
+    for name, (outputs, params) in builders.items():
+        path = directory / name / "model.xml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ov.save_model(ov.Model(outputs, params, name), str(path), compress_to_fp16=False)
+        paths[f"file:{name}"] = path
+    return paths
 
 
 def ensure_venv(release: str, venvs: Path, find_links: str | None) -> Path:
@@ -122,31 +197,6 @@ def ensure_venv(release: str, venvs: Path, find_links: str | None) -> Path:
         subprocess.run([str(python), "-m", "pip", "install", "-q", *extra, f"openvino=={release}", "numpy<2"],
                        check=True)
     return python
-
-
-def run_probes(python: Path, items: dict[str, str]) -> dict[str, str | None]:
-    """Each probe's refusal message (None: read); a probe that crashes the reader counts as refused."""
-    verdicts: dict[str, str | None] = {}
-    while len(verdicts) < len(items):
-        todo = {key: xml for key, xml in items.items() if key not in verdicts}
-        done = subprocess.run([str(python), "-c", PROBE_SCRIPT], input=json.dumps(todo), capture_output=True,
-                              text=True)
-        lines = done.stdout.splitlines()
-        for key, verdict in zip(lines[::2], lines[1::2]):
-            verdicts[key] = json.loads(verdict)
-        if len(lines) % 2:
-            verdicts[lines[-1]] = f"the reader crashed (exit {done.returncode})"
-        elif done.returncode:
-            raise RuntimeError(f"the probe failed: {done.stderr[-2000:]}")
-    return verdicts
-
-
-def readable(key: str, message: str | None) -> bool:
-    if message is None:
-        return True
-    if key.startswith("op:"):
-        return not any(text in message for text in NOT_CREATED)
-    return False
 
 
 def first_releases(verdicts: dict[str, dict[str, str | None]], releases: list[str]) -> dict[str, str]:
@@ -192,6 +242,9 @@ def main(argv=None) -> int:
     parser.add_argument("--verdicts", type=Path, help="also write every release's raw verdicts (JSON) here")
     args = parser.parse_args(argv)
     items = probes()
+    features_dir = ROOT / "tests" / "data" / "release_compat"
+    features = feature_irs(features_dir)
+    items.update({key: f"file:{path}" for key, path in features.items()})
     current = run_probes(Path(sys.executable), items)
     broken = sorted(key for key, message in current.items() if not readable(key, message))
     if broken:  # a probe the current release refuses tests nothing: leave it out
@@ -205,7 +258,12 @@ def main(argv=None) -> int:
         print(f"{release}: refuses {refused} of {len(items)} probes", flush=True)
     if args.verdicts:
         args.verdicts.write_text(json.dumps(verdicts, indent=1))
-    write_table(first_releases(verdicts, args.releases), args.releases)
+    expected = {key[5:]: {".".join(r.split(".")[:2]): not readable(key, verdicts[r][key]) for r in args.releases}
+                for key in features}
+    (features_dir / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+    table = {key: release for key, release in first_releases(verdicts, args.releases).items()
+             if not key.startswith("file:")}
+    write_table(table, args.releases)
     print(f"wrote {TARGET.relative_to(ROOT)}")
     return 0
 
