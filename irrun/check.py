@@ -241,6 +241,8 @@ class _Checker:
         for direction, ports in ((0, layer.inputs), (1, layer.outputs)):
             for index, port in enumerate(ports):
                 self.decls[(layer.id, index, direction)] = self.declare(ref, port)
+        for body in layer.bodies.values():
+            self.check_body_dims(body.doc)
         for name in node.unknown_attrs:
             self.add(WARNING, "attr.unknown", f"unknown attribute '{name}' (OpenVINO ignores it)", ref)
         if node.op is None and not node.invalid and not live:
@@ -251,6 +253,18 @@ class _Checker:
             if node.op.size > needed:
                 self.add(WARNING, "const.size.extra", f"size {node.op.size} is more than the {needed} bytes "
                                                       f"{node.op.element_type}{list(node.op.shape)} takes", ref)
+
+    def check_body_dims(self, doc: IRDocument) -> None:
+        """Port dims OpenVINO cannot read, in a Loop's, If's or TensorIterator's body (nested ones too)."""
+        for layer in doc.layers:
+            for port in (*layer.inputs, *layer.outputs):
+                try:
+                    declared_bounds(port)
+                except ValueError:
+                    self.add(ERROR, "port.dims", f"dims {list(port.dims)} in a body are not all dimensions",
+                             layer_ref(layer), port.id)
+            for body in layer.bodies.values():
+                self.check_body_dims(body.doc)
 
     def declare(self, ref, port: Port) -> _PortDecl:
         try:

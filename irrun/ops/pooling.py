@@ -55,7 +55,9 @@ def pooling_geometry(spatial, kernel, strides, dilations, pads_begin, pads_end, 
     return out, begins, ends
 
 
-def check_pool_attributes(op_, rank):
+def check_pool_attributes(op_, rank, shape=None):
+    if shape is not None and shape[1] == 0:  # OpenVINO's pooling shape inference refuses zero channels
+        raise ShapeError(f"input {list(shape)} has no channels", rule="port.dims", port=0)
     spatial = rank - 2
     for name in ("kernel", "strides", "pads_begin", "pads_end", "dilations"):
         values = getattr(op_, name, None)
@@ -107,7 +109,7 @@ class MaxPool1(Op):
         if data.type.name == "boolean":  # the spec allows float and integer data; OpenVINO forgets to check
             raise ShapeError("data must be a float or integer type, got boolean", rule="port.type.spec", port=0)
         rank = len(self.kernel) + 2 if data.shape is None else len(data.shape)
-        check_pool_attributes(self, rank)
+        check_pool_attributes(self, rank, data.shape)
         self.check_axis(rank)
         out_spatial, _, _ = self.geometry(data.shape)
         batch = (None, None) if data.shape is None else data.shape[:2]

@@ -26,8 +26,8 @@ def parse_dim(text: str) -> tuple[int, int | None]:
             raise ValueError(f"bad interval dimension {text!r}")
         return low, high
     value = int(text)
-    if value < 0:
-        raise ValueError(f"negative dimension {text!r}")
+    if not 0 <= value < 1 << 63:  # OpenVINO reads a dim as int64
+        raise ValueError(f"dimension {text!r} is out of range")
     return value, value
 
 
