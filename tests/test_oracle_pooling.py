@@ -24,7 +24,7 @@ import pytest
 from openvino import opset1, opset2, opset8, opset14
 
 import oracle as O
-from oracle import OracleUnsupported, assert_same, build, patch_layer, run_cpu, run_reference
+from oracle import OracleUnsupported, assert_same, build, patch_layer, run_cpu, run_cpu_many, run_reference
 
 F32_LOWEST = np.float32(np.finfo(np.float32).min)  # -3.4028235e38
 
@@ -167,26 +167,33 @@ def gen_maxpool_cfg(rng, version, i):
     return cfg
 
 
-def maxpool_truth(built, cfg, x, cross_check=True):
-    """Returns (expected outputs, names, source); with ``cross_check`` the CPU plugin
-    must agree with the reference kernel where it is known to be exact."""
-    version, dtype = cfg["version"], np.dtype(cfg["dtype"])
-    tname = O.type_name(dtype)
-    have_ref = tname in O.REFERENCE_TYPES[f"MaxPool-{version}"]
+def maxpool_cpu_use(cfg, x, cross_check=True):
+    """What the CPU plugin is for in a case: "truth" (no reference kernel for the type), "check" (it must agree
+    with the reference where it is known to be exact, with ``cross_check``) or None."""
+    version, tname = cfg["version"], O.type_name(np.dtype(cfg["dtype"]))
+    if tname not in O.REFERENCE_TYPES[f"MaxPool-{version}"]:
+        return "truth"
     cpu_exact = tname not in ("i64", "u64", "u32") and not (
         version == 1 and tname == "i32" and np.abs(x.astype(np.int64)).max(initial=0) > 2**24
     )
-    if have_ref:
+    return "check" if cpu_exact and cross_check else None
+
+
+def maxpool_truth(built, cfg, x, cpu):
+    """Returns (expected outputs, names, source), given the CPU plugin's (names, outputs) where
+    ``maxpool_cpu_use`` asks for them."""
+    use = maxpool_cpu_use(cfg, x, cross_check=cpu is not None)
+    if use != "truth":
         expected = run_reference(built)
         names = built.output_names
-        if cpu_exact and cross_check:
-            cnames, cpu = run_cpu(built)
+        if use == "check":
+            cnames, cpu_out = cpu
             assert cnames == names
-            assert_same(cpu, expected, names, context="ORACLE SELF-CHECK " + describe(cfg), who="CPU plugin")
+            assert_same(cpu_out, expected, names, context="ORACLE SELF-CHECK " + describe(cfg), who="CPU plugin")
         return expected, names, "reference"
     # MaxPool-1 on i8/u8: CPU is the truth; it must agree with MaxPool-8's reference
-    names, expected = run_cpu(built)
-    twin = maxpool_node(8, opset1.parameter(list(x.shape), O.ov_type(dtype)),
+    names, expected = cpu
+    twin = maxpool_node(8, opset1.parameter(list(x.shape), O.ov_type(np.dtype(cfg["dtype"]))),
                         dict(cfg, dilations=[1] * (x.ndim - 2), index_element_type="i64", axis=0))
     twin_vals = O.evaluate_node(twin, [x])[0]
     assert_same([expected[0]], [twin_vals], context="ORACLE SELF-CHECK (v1 CPU vs v8 ref) " + describe(cfg),
@@ -223,10 +230,12 @@ def test_maxpool_sweep(tmp_path, version, batch):
     rng = np.random.default_rng(seed)
     n = MP_SWEEP[version][1]
     failures = []
-    for i in range(n):
-        cfg, x, built = make_maxpool_case(tmp_path, seed, version, i, rng)
-        # CPU cross-check on every other case keeps the file fast (compiles dominate)
-        expected, names, source = maxpool_truth(built, cfg, x, cross_check=(i % 2 == 0))
+    cases = [make_maxpool_case(tmp_path, seed, version, i, rng) for i in range(n)]
+    # CPU cross-check on every other case keeps the file fast (compiles dominate)
+    on_cpu = [i for i, (cfg, x, _) in enumerate(cases) if maxpool_cpu_use(cfg, x, cross_check=(i % 2 == 0))]
+    cpu = dict(zip(on_cpu, run_cpu_many([cases[i][2] for i in on_cpu])))
+    for i, (cfg, x, built) in enumerate(cases):
+        expected, names, source = maxpool_truth(built, cfg, x, cpu.get(i))
         ctx = f"MaxPool-{version} sweep [{source} oracle] " + describe(cfg)
         try:
             check_irrun(built, expected, names, context=ctx, as_list=(i % 4 in (1, 2)))
@@ -448,12 +457,13 @@ def build_amp(tmp, cfg, x, output_names=None):
 def test_adaptive_max_pool_sweep(tmp_path, batch):
     seed = 8000 + batch
     rng = np.random.default_rng(seed)
-    failures = []
+    failures, cases = [], []
     for i in range(AMP_SWEEP[1]):
         cfg = gen_amp_cfg(rng, i)
         x = amp_data(rng, cfg)
-        built = build_amp(tmp_path / f"c{i}", cfg, x, output_names=(["out", "argmax"] if i % 5 == 0 else None))
-        names, expected = run_cpu(built)  # no reference evaluate() exists for AdaptiveMaxPool
+        cases.append((cfg, build_amp(tmp_path / f"c{i}", cfg, x, output_names=(["out", "argmax"] if i % 5 == 0 else None))))
+    # no reference evaluate() exists for AdaptiveMaxPool
+    for i, ((cfg, built), (names, expected)) in enumerate(zip(cases, run_cpu_many([b for _, b in cases]))):
         assert [a.dtype for a in expected] == [O.np_dtype(t) for t in built.output_types]
         ctx = "AdaptiveMaxPool-8 sweep [CPU oracle] " + describe(dict(seed=seed, case=i, **cfg))
         try:
@@ -559,13 +569,15 @@ def build_roi(tmp, cfg, x, rois):
 def test_roi_pooling_sweep(tmp_path, batch):
     seed = 2000 + batch
     rng = np.random.default_rng(seed)
-    failures = []
+    failures, cases = [], []
     for i in range(ROI_SWEEP[1]):
         cfg = gen_roi_cfg(rng, i)
         x = gen_data(rng, cfg["shape"], cfg["dtype"], cfg["mode"])
         rois = gen_rois(rng, cfg)
-        built = build_roi(tmp_path / f"c{i}", cfg, x, rois)
-        names, expected = run_cpu(built)  # no reference evaluate() exists for ROIPooling
+        cases.append((cfg, rois, build_roi(tmp_path / f"c{i}", cfg, x, rois)))
+    # no reference evaluate() exists for ROIPooling
+    oracle = run_cpu_many([built for _, _, built in cases])
+    for i, ((cfg, rois, built), (names, expected)) in enumerate(zip(cases, oracle)):
         assert expected[0].dtype == np.dtype(cfg["dtype"])
         bilinear = cfg["method"] == "bilinear"
         ctx = "ROIPooling-2 sweep [CPU oracle] " + describe(dict(seed=seed, case=i, **cfg)) + \
@@ -620,15 +632,25 @@ def test_roi_pooling_max_special_values(tmp_path, dtype):
 def test_harness_cpu_matches_reference_on_maxpool(tmp_path):
     """Oracle self-check that needs no irrun: CPU plugin == reference evaluate()."""
     rng = np.random.default_rng(7)
-    for i in range(24):
-        version = (8, 14)[i % 2]
-        cfg, x, built = make_maxpool_case(tmp_path, 7, version, i, rng)
-        if O.type_name(x.dtype) in ("i64",):
-            continue
-        ref = run_reference(built)
-        names, cpu = run_cpu(built)
+    cases = [make_maxpool_case(tmp_path, 7, (8, 14)[i % 2], i, rng) for i in range(24)]
+    cases = [case for case in cases if O.type_name(case[1].dtype) != "i64"]
+    for (cfg, x, built), (names, cpu) in zip(cases, run_cpu_many([built for _, _, built in cases])):
         assert names == built.output_names
-        assert_same(cpu, ref, names, context=describe(cfg), who="CPU plugin")
+        assert_same(cpu, run_reference(built), names, context=describe(cfg), who="CPU plugin")
+
+
+def test_harness_cases_compiled_together_equal_cases_compiled_alone(tmp_path):
+    """run_cpu_many (one model of side-by-side cases) gives run_cpu's names and bits, AdaptiveMaxPool's i64 twin
+    included."""
+    rng = np.random.default_rng(8)
+    builts = [make_maxpool_case(tmp_path / "mp", 8, 8, i, rng)[2] for i in range(4)]
+    for i in range(4):
+        cfg = gen_amp_cfg(rng, i)
+        builts.append(build_amp(tmp_path / f"amp{i}", cfg, amp_data(rng, cfg)))
+    for (names, many), built in zip(run_cpu_many(builts), builts):
+        alone_names, alone = run_cpu(built)
+        assert names == alone_names
+        assert_same(many, alone, names)
 
 
 def test_harness_patch_layer_is_read_by_openvino(tmp_path):
