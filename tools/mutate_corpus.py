@@ -10,6 +10,7 @@ flags (the stricter rules; in compatible mode this must be none).
 
     python tools/mutate_corpus.py --cases 2000 --seed 1 --out /tmp/irrun-mutants
     python tools/mutate_corpus.py --cases 300 --keep-disagreements
+    python tools/mutate_corpus.py --recheck /tmp/irrun-mutants     # the same mutants, today's irrun
 
 Mutants live under --out (outside git); results.jsonl there has one line per mutant.
 """
@@ -299,10 +300,17 @@ def main(argv=None) -> int:
     parser.add_argument("--named", nargs="*", default=[], help="with --export: cases always exported")
     parser.add_argument("--sample", type=int, default=30, help="with --export: how many others")
     parser.add_argument("--cases-file", type=Path, default=ROOT / "tests" / "data" / "check_mutants.json")
+    parser.add_argument("--recheck", type=Path, metavar="RUN_DIR",
+                        help="check an earlier run's mutants again with this irrun (OpenVINO's verdicts kept)")
     parser.add_argument("--openvino-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.openvino_worker:
         openvino_worker()
+        return 0
+    if args.recheck:
+        results = [json.loads(line) for line in (args.recheck / "results.jsonl").open()]
+        results = [{**r, **irrun_verdict(args.recheck / r["case"] / "model.xml")} for r in results]
+        print(summarize(results))
         return 0
     if args.export:
         export_cases(args.export, args.named, args.sample, args.cases_file, args.seed)
