@@ -29,10 +29,10 @@ def _gather(node, in_infos) -> list | None:
     data, indices = known_elements(in_infos[0]), known_elements(in_infos[1])
     axis = known_elements(in_infos[2]) if len(in_infos) > 2 else [0]
     if data is None or indices is None or axis not in ([0], [-1]) or in_infos[0].rank != 1 \
-            or getattr(node.op, "batch_dims", 0) != 0 or any(i is None or not -len(data) <= i < len(data)
-                                                              for i in indices):
+            or getattr(node.op, "batch_dims", 0) != 0 or any(i is None for i in indices):
         return None
-    return [data[i] for i in indices]
+    # OpenVINO's Gather evaluates an index out of range to 0, and its bounds with it
+    return [data[i] if -len(data) <= i < len(data) else 0 for i in indices]
 
 
 def _concat(node, in_infos) -> list | None:

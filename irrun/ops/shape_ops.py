@@ -121,6 +121,8 @@ class Reshape1(Op):
         are compared only when there is no -1 and no special zero."""
         require_max_rank(pattern_info, 1, "target shape", 1)
         pattern = int_values(pattern_info, "target shape", 1)
+        if pattern is None and pattern_info.partial is not None and pattern_info.rank == 1:
+            pattern = np.array(pattern_info.partial, dtype=object)  # partly known (irrun/ops/partial.py)
         if pattern is None:
             n = one_dim_length(pattern_info)
             if pattern_info.rank == 0:
@@ -135,10 +137,14 @@ class Reshape1(Op):
         out, minus_one, zeros = [], None, False
         in_count, out_count = 1, 1
         static_in = 1  # OpenVINO's product of the known input dims (special-zero positions left out)
+        unknown = False  # a partly known pattern: its unknown entries are dynamic dims
         for i, v in enumerate(pattern.tolist()):
             special = v == 0 and self.special_zero
             zeros = zeros or special
-            if v == -1:
+            if v is None:
+                unknown = True
+                out.append(None)
+            elif v == -1:
                 if minus_one is not None:
                     raise ShapeError("more than one dimension of the target shape is -1", rule="attr.value", port=1)
                 minus_one = i
@@ -168,7 +174,7 @@ class Reshape1(Op):
         if minus_one is not None and out_count == 0 and static_in != 0:
             raise ShapeError("cannot infer the -1 dimension with a zero-sized output dimension unless an "
                              "input dimension is zero-sized too", rule="shape.reshape", port=1)
-        if rank is None:
+        if rank is None or unknown:
             return tuple(out)
         if minus_one is not None:
             if out_count == 0:
