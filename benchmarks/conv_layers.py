@@ -89,7 +89,7 @@ def main(argv=None):
             x = rng.standard_normal(x_shape).astype(np.float32)
             w = (rng.standard_normal(w_shape) * 0.1).astype(np.float32)
             groups = w_shape[0] if op_type == "GroupConvolution" else 1
-            ours = median_ms(lambda: step.kernel([x, w], step.in_infos, step.out_infos), args.repeat)
+            ours = median_ms(lambda step=step, x=x, w=w: step.kernel([x, w], step.in_infos, step.out_infos), args.repeat)
             theirs = median_ms(torch_conv(step.node.op, x, w, groups), args.repeat)
             kind = kind_of(op_type, x_shape, w_shape)
             count, a, b = totals.get(kind, (0, 0.0, 0.0))

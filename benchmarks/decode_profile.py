@@ -5,7 +5,7 @@
 
 Prints the CPU time (time.process_time, so other processes on the machine count less) of the prefill and of
 each decode step, their median, and with `--profile N` the N functions with the most own time over the decode
-steps. `--fresh-plans` makes every step build its plan from scratch (irrun.runtime.PLAN_REUSE = False), for
+steps. `--fresh-plans` makes every step build its plan from scratch (irrun.engine.runtime.PLAN_REUSE = False), for
 comparing with plan reuse.
 """
 from __future__ import annotations
@@ -40,9 +40,9 @@ def main() -> None:
     parser.add_argument("--fresh-plans", action="store_true", help="build every step's plan from scratch")
     args = parser.parse_args()
     import irrun
-    from irrun.budget import parse_size
+    from irrun.ops.budget import parse_size
     if args.fresh_plans:
-        irrun.runtime.PLAN_REUSE = False
+        irrun.engine.runtime.PLAN_REUSE = False
     started = time.process_time()
     model = irrun.load(args.model, max_memory=parse_size(args.max_memory) if args.max_memory else None)
     print(f"load {time.process_time() - started:.2f} s CPU")

@@ -132,7 +132,7 @@ def make_op(irrun, op_type, version, attrs, inputs):
 
 def median_ms(fns: dict, repeat: int) -> dict:
     times = {key: [] for key in fns}
-    for key, fn in fns.items():
+    for fn in fns.values():
         fn()  # warm-up
     for _ in range(repeat):
         for key, fn in fns.items():

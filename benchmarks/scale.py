@@ -125,7 +125,7 @@ def local_cluster_startup(jobs: int) -> float:
     that has imported Dask before: its client imports Dask whatever the cluster, while the cluster starts)."""
     import distributed  # noqa: F401
 
-    from irrun.dask_local import LocalDaskCluster
+    from irrun.scale.dask_local import LocalDaskCluster
 
     started = time.perf_counter()
     with LocalDaskCluster(jobs) as cluster:

@@ -357,14 +357,15 @@ def run_cpu(
     return names, outs
 
 
-def run_cpu_many(builts: Sequence[Built]) -> list[tuple[list[str], list[np.ndarray]]]:
+def run_cpu_many(builts: Sequence[Built], *, keep_refusals: bool = False) -> list:
     """``[run_cpu(b) for b in builts]`` from one compiled model that holds them all side by side: compiling
     costs a fixed 0.1-0.3 s a model, most of a sweep's time, and independent subgraphs compile and run as they
-    do alone (nothing fuses across them). Falls back to one model each when the merged model does not compile,
-    so a case the plugin refuses fails alone, as before."""
+    do alone (nothing fuses across them). When the merged model does not compile, each half is tried alone,
+    down to one model each, so a case the plugin refuses fails alone, as before. With ``keep_refusals`` a
+    refused case's OracleUnsupported takes its place in the list instead of being raised."""
     builts = list(builts)
     if len(builts) < 2:
-        return [run_cpu(b) for b in builts]
+        return [_run_cpu_or_refusal(b, keep_refusals) for b in builts]
     results, params, feeds = [], [], []
     for b in builts:
         results += b.model.get_results()
@@ -372,14 +373,25 @@ def run_cpu_many(builts: Sequence[Built]) -> list[tuple[list[str], list[np.ndarr
         feeds += b.feeds
     try:
         compiled, widen = _compile_on_cpu(ov.Model(results, params, "oracle_cases"), True)
-    except Exception:  # noqa: BLE001 - find the case the plugin refuses, one model at a time
-        return [run_cpu(b) for b in builts]
+    except Exception:  # noqa: BLE001 - find the case the plugin refuses, half at a time
+        half = len(builts) // 2
+        return (run_cpu_many(builts[:half], keep_refusals=keep_refusals)
+                + run_cpu_many(builts[half:], keep_refusals=keep_refusals))
     outs, names = iter(_infer_on_cpu(compiled, widen, feeds)), iter(compiled.outputs)
     per_model = []
     for b in builts:
         mine = [next(names) for _ in b.model.outputs]
         per_model.append(([_any_name(o, i) for i, o in enumerate(mine)], [next(outs) for _ in mine]))
     return per_model
+
+
+def _run_cpu_or_refusal(built: Built, keep_refusals: bool):
+    try:
+        return run_cpu(built)
+    except OracleUnsupported as e:
+        if keep_refusals:
+            return e
+        raise
 
 
 def run_irrun(built: Built, context: str = "") -> dict[str, np.ndarray]:
@@ -392,6 +404,15 @@ def run_irrun(built: Built, context: str = "") -> dict[str, np.ndarray]:
     assert [t.name for t in model.outputs] == built.output_names, context
     assert [t.element_type for t in model.outputs] == built.output_types, context
     return model.run(built.feed_dict)
+
+
+def assert_cpu_many(cases: Sequence[tuple[Built, str]], **compare) -> None:
+    """``assert_same(run_irrun(built, context), <CPU plugin>, names, context=context, **compare)`` for each
+    (built, context) case, the cases compiled as one model (run_cpu_many). Build each case inside the loop
+    that makes it: a factory lambda reads the loop's variables when it runs."""
+    cases = list(cases)
+    for (built, context), (_, expected) in zip(cases, run_cpu_many([built for built, _ in cases])):
+        assert_same(run_irrun(built, context), expected, built.output_names, context=context, **compare)
 
 
 # ----------------------------------------------------------------- comparison

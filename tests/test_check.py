@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 import irrun
-from irrun import cli_check
-from irrun.check import Report, check
-from irrun.cli import cli
+from irrun.cli import check as cli_check
+from irrun.tools.check import Report, check
+from irrun.cli.main import cli
 from irrun.errors import GraphError
 from irrun.ops.pooling import MaxPool8
 

@@ -18,7 +18,7 @@ from lxml import etree
 from openvino import opset1, opset2, opset8, opset14, opset16
 
 import irrun
-from irrun.check import Report
+from irrun.tools.check import Report
 from irrun.ops import REGISTRY
 
 ROOT = Path(__file__).parents[1]

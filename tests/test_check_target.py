@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from irrun.cli import cli
 from irrun.ir.xml import read_xml
-from irrun.target import oldest_release, release_key
+from irrun.tools.target import oldest_release, release_key
 
 DATA = Path(__file__).parent / "data" / "release_compat"
 EXPECTED = json.loads((DATA / "expected.json").read_text())

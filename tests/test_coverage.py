@@ -3,7 +3,7 @@ import json
 
 from click.testing import CliRunner
 
-from irrun.cli import cli
+from irrun.cli.main import cli
 from irrun.ir.opsets import opset_op_versions
 from irrun.ops import REGISTRY, coverage
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 
-from irrun import dask_local
+from irrun.scale import dask_local
 
 ROOT = Path(__file__).parents[1]
 MODELS = ROOT / "models"
@@ -42,7 +42,7 @@ def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
     result = _script("""
         import json, os, threading
         import parallel_tasks
-        from irrun.parallel import map_ordered
+        from irrun.scale.parallel import map_ordered
         parallel_tasks.MARK = "set in the client"
         origins = map_ordered(parallel_tasks.worker_origin, list(range(6)), jobs=2, dask="local")
         hosts = sorted({parent for _, parent in origins})
@@ -83,7 +83,7 @@ def test_cli_check_and_batch_through_the_host_equal_serial(tmp_path):
 def test_dying_workers_are_restarted_by_the_host(tmp_path):
     result = _script(f"""
         import dask, parallel_tasks
-        from irrun.parallel import TaskFailed, map_ordered
+        from irrun.scale.parallel import TaskFailed, map_ordered
         once = map_ordered(parallel_tasks.die_on, [(v, {str(tmp_path / 'marker')!r}) for v in range(6)],
                            jobs=2, dask="local")
         with dask.config.set({{"distributed.scheduler.allowed-failures": 1}}):
@@ -104,7 +104,7 @@ SLOW_RUN = """
     # Ctrl-C raises KeyboardInterrupt as in a terminal's foreground process, even when the tests run where SIGINT is
     # ignored (a background job of a non-interactive shell passes that on: the run then finished with exit 0)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from irrun.parallel import map_ordered
+    from irrun.scale.parallel import map_ordered
     try:
         map_ordered(parallel_tasks.slow, list(range(40)), jobs=2, dask="local",
                     on_result=lambda index, result: print("result", flush=True))
@@ -148,7 +148,7 @@ def test_a_killed_client_takes_the_host_and_its_workers_with_it():
 def test_a_cluster_that_cannot_start_is_one_error():
     result = _script("""
         import distributed
-        from irrun.parallel import ParallelError, map_ordered
+        from irrun.scale.parallel import ParallelError, map_ordered
         def no_cluster(*args, **kwargs):
             raise RuntimeError("no cluster here")
         distributed.LocalCluster = no_cluster  # the host is forked: it has this too
@@ -177,7 +177,7 @@ def test_a_host_that_dies_while_its_workers_live_is_one_error_at_once():
     result = _script("""
         import os, time
         import distributed
-        from irrun.parallel import ParallelError, map_ordered
+        from irrun.scale.parallel import ParallelError, map_ordered
         def dying_cluster(*args, **kwargs):
             if os.fork() == 0:  # a worker that outlives its host holds the address pipe open
                 for stream in (0, 1, 2):  # but not the test's
@@ -200,8 +200,8 @@ def test_a_host_that_dies_while_its_workers_live_is_one_error_at_once():
 def test_a_host_too_slow_to_start_is_one_error_and_is_stopped():
     result = _script("""
         import psutil
-        from irrun import dask_local
-        from irrun.parallel import ParallelError
+        from irrun.scale import dask_local
+        from irrun.scale.parallel import ParallelError
         dask_local.START_TIMEOUT = 0.001
         try:
             with dask_local.LocalDaskCluster(1) as cluster:

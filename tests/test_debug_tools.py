@@ -9,8 +9,12 @@ import pytest
 from click.testing import CliRunner
 
 import irrun
-from irrun import debug
-from irrun.cli import cli
+from irrun.tools import profile as profiling
+from irrun.tools.compare import diff_arrays
+from irrun.tools.dumps import safe_file_stem
+from irrun.tools.info import model_info
+from irrun.tools.inputs import fill_inputs, parse_shape_overrides
+from irrun.cli.main import cli
 from irrun.errors import InputError
 
 ROOT = Path(__file__).parents[1]
@@ -109,7 +113,7 @@ def test_dump_file_names_cannot_leave_the_directory(tmp_path):
         assert (dump / entry["file"]).is_file()
     assert not (tmp_path / "evil").exists()
     for hostile in ("../../etc/passwd", "a/b\\c", "..", "", "\x00", ".hidden", "x" * 500):
-        stem = debug.safe_file_stem(hostile)
+        stem = safe_file_stem(hostile)
         assert stem and "/" not in stem and "\\" not in stem and not stem.startswith(".") and len(stem) <= 80
 
 
@@ -218,18 +222,18 @@ def test_compare_rejects_a_dump_index_pointing_outside(tmp_path):
 
 
 def test_diff_arrays_rules():
-    d = debug.diff_arrays(np.array([1.0, np.nan, np.inf, 2.0, 0.0], np.float32),
+    d = diff_arrays(np.array([1.0, np.nan, np.inf, 2.0, 0.0], np.float32),
                           np.array([1.00005, np.nan, np.inf, 2.1, 1e-5]), 1e-4, 1e-4, layer_id=None, name="x",
                           type=None, version=None, port=None)
     assert (d.mismatches, d.nan, d.inf, d.ref_nan, d.ref_inf) == (1, 1, 1, 1, 1)
     assert d.max_abs == pytest.approx(0.1) and d.max_rel == pytest.approx(1.0)
-    d = debug.diff_arrays(np.array([np.nan, 1.0]), np.array([0.0, 1.0]), 1e-4, 1e-4, layer_id=None, name="x",
+    d = diff_arrays(np.array([np.nan, 1.0]), np.array([0.0, 1.0]), 1e-4, 1e-4, layer_id=None, name="x",
                           type=None, version=None, port=None)
     assert d.mismatches == 1 and d.max_abs == np.inf and not d.ok
-    d = debug.diff_arrays(np.zeros((2, 3)), np.zeros((3, 2)), 0, 0, layer_id=None, name="x", type=None,
+    d = diff_arrays(np.zeros((2, 3)), np.zeros((3, 2)), 0, 0, layer_id=None, name="x", type=None,
                           version=None, port=None)
     assert not d.ok and d.note == "shape differs"
-    d = debug.diff_arrays(np.array([True, False]), np.array([True, True]), 0, 0, layer_id=None, name="x",
+    d = diff_arrays(np.array([True, False]), np.array([True, True]), 0, 0, layer_id=None, name="x",
                           type=None, version=None, port=None)
     assert d.mismatches == 1
 
@@ -256,7 +260,7 @@ def test_info_on_every_model(model_dir):
 
 
 def test_info_histogram_matches_the_model_readme():
-    info = debug.model_info(ROOT / "models" / "torch_resnet" / "model.xml")
+    info = model_info(ROOT / "models" / "torch_resnet" / "model.xml")
     assert info["ops"] == {"Add-1": 12, "Constant-1": 20, "Convert-1": 18, "Convolution-1": 8, "MatMul-1": 1,
                            "MaxPool-14": 1, "Parameter-1": 1, "ReduceMean-1": 1, "Relu-1": 7, "Reshape-1": 1,
                            "Result-1": 1}
@@ -296,7 +300,7 @@ def test_profile_report():
         assert heading in out
     assert "GroupConvolution-1" in out and "EXECUTED" in out
     model = irrun.load(model_dir / "model.xml")
-    profiler = debug.Profiler(model)
+    profiler = profiling.Profiler(model)
     model.run(model_inputs(model_dir), observer=profiler)
     report = profiler.to_dict(top=5)
     assert len(report["layers"]) == len(model.graph.order)
@@ -326,14 +330,14 @@ def test_random_input_runs_every_model(model_dir, tmp_path):
 def test_random_input_fills_only_missing_inputs_and_follows_shape():
     model = irrun.load(ROOT / "models" / "torch_lstm" / "model.xml")
     given = np.ones((2, 20, 16), np.float32)
-    feeds, notes = debug.fill_inputs(model, {"input": given}, random=True, overrides={None: (2, 2, 32)}, seed=0)
+    feeds, notes = fill_inputs(model, {"input": given}, random=True, overrides={None: (2, 2, 32)}, seed=0)
     assert feeds["input"] is given
     assert feeds["h0"].shape == feeds["c0"].shape == (2, 2, 32) and feeds["h0"].dtype == np.float32
     assert notes == []
     with pytest.raises(InputError, match="given with shape"):
-        debug.fill_inputs(model, {"input": given}, random=True, overrides={"input": (3, 20, 16)})
+        fill_inputs(model, {"input": given}, random=True, overrides={"input": (3, 20, 16)})
     decoder = irrun.load(ROOT / "models" / "torch_causal_decoder" / "model.xml")
-    feeds, notes = debug.fill_inputs(decoder, {}, random=True, seed=1)
+    feeds, notes = fill_inputs(decoder, {}, random=True, seed=1)
     ids_ = feeds["input_ids"]
     assert ids_.dtype == np.int64 and ids_.min() >= 0 and ids_.max() < 10
     assert len(notes) == 1 and "--shape input_ids[...]" in notes[0]
@@ -367,13 +371,13 @@ def test_shape_override_within_declared_ranges(tmp_path):
 
 
 def test_parse_shape_overrides():
-    assert debug.parse_shape_overrides(["input[1,3,224,224]"]) == {"input": (1, 3, 224, 224)}
-    assert debug.parse_shape_overrides(["a[1,3],b[2]", "c[]"]) == {"a": (1, 3), "b": (2,), "c": ()}
-    assert debug.parse_shape_overrides(["[1, 2]"]) == {None: (1, 2)}
-    assert debug.parse_shape_overrides(["x:0/y[4]"]) == {"x:0/y": (4,)}
+    assert parse_shape_overrides(["input[1,3,224,224]"]) == {"input": (1, 3, 224, 224)}
+    assert parse_shape_overrides(["a[1,3],b[2]", "c[]"]) == {"a": (1, 3), "b": (2,), "c": ()}
+    assert parse_shape_overrides(["[1, 2]"]) == {None: (1, 2)}
+    assert parse_shape_overrides(["x:0/y[4]"]) == {"x:0/y": (4,)}
     for bad in ("input", "a[1..4]", "a[-1]", "a[1],a[2]", "a[1]b[2]", ""):
         with pytest.raises(InputError):
-            debug.parse_shape_overrides([bad])
+            parse_shape_overrides([bad])
 
 
 # ---------------------------------------------------------------- progress and errors
@@ -382,7 +386,7 @@ def test_progress_only_on_a_terminal(monkeypatch):
     model_dir = ROOT / "models" / "pooling_mix"
     args = ["run", model_dir / "model.xml", *input_args(model_dir)]
     assert invoke(*args).stderr == ""
-    monkeypatch.setattr(debug, "on_terminal", lambda: True)
+    monkeypatch.setattr(profiling, "on_terminal", lambda: True)
     result = invoke(*args)
     assert result.exit_code == 0 and "running" in result.stderr
     assert "running" not in result.stdout

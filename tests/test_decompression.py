@@ -21,10 +21,10 @@ from openvino import opset13 as ops
 from openvino.passes import ConstantFolding, Manager
 
 import irrun
-import irrun.decompression as decompression
+import irrun.engine.decompression as decompression
 import oracle as O
 from irrun.errors import MemoryBudgetError
-from irrun.plan import REWRITES
+from irrun.engine.plan import REWRITES
 
 CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
 BITS = {"u8": 8, "i8": 8, "u4": 4, "i4": 4, "nf4": 4, "f4e2m1": 4, "f8e4m3": 8, "f8e5m2": 8, "u2": 2, "f8e8m0": 8}

@@ -9,7 +9,7 @@ import pytest
 from openvino import opset13 as ops
 
 import irrun
-import irrun.decompression as decompression
+import irrun.engine.decompression as decompression
 import oracle as O
 from test_decompression import FORMATS, chain, folded_weights, identity_model, save
 

@@ -13,7 +13,7 @@ from oracle import build, run_irrun, run_reference
 from test_models import MODELS, model_inputs
 
 import irrun
-from irrun import inplace
+from irrun.engine import inplace
 from irrun.ir.types import ELEMENT_TYPES
 from irrun.ops import activation, fastmath
 from irrun.ops.registry import REGISTRY, Context, TensorInfo

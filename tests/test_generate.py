@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 import irrun
-from irrun import generate as gen
-from irrun.cli import cli
+from irrun.tools import generate as gen
+from irrun.cli.main import cli
 
 CORPUS = Path(__file__).parent / "data" / "llm"
 # Stateful exports (KV cache in variables, carried by a session) and stateless ones (past_key_values inputs).

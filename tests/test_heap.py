@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import irrun
-from irrun import heap
+from irrun.engine import heap
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -68,7 +68,7 @@ FAULTS_PER_RUN = textwrap.dedent("""
     import resource, sys
     import numpy as np
     import irrun
-    from irrun import heap
+    from irrun.engine import heap
     heap.TUNE = sys.argv[1] == "tune"
     model = irrun.load(sys.argv[2])
     (desc,) = model.inputs

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import irrun
 from irbuild import IRBuilder
-from irrun.cli import cli
+from irrun.cli.main import cli
 from irrun.errors import GraphError, InputError, MemoryBudgetError, ParseError, WeightsError
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))

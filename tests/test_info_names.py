@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 import irrun
-from irrun import debug
-from irrun.cli import cli
+from irrun.tools.info import model_info
+from irrun.cli.main import cli
 
 from irbuild import IRBuilder
 
@@ -32,8 +32,8 @@ def unloadable_copy(model_dir: Path, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("model_dir", MODELS, ids=lambda p: p.name)
 def test_unloadable_model_is_described_with_the_names_and_types_run_uses(model_dir, tmp_path):
-    loaded = debug.model_info(model_dir / "model.xml", with_checker=False)
-    broken = debug.model_info(unloadable_copy(model_dir, tmp_path), with_checker=False)
+    loaded = model_info(model_dir / "model.xml", with_checker=False)
+    broken = model_info(unloadable_copy(model_dir, tmp_path), with_checker=False)
     assert "load_error" in broken and "load_error" not in loaded
     model = irrun.load(model_dir / "model.xml")
     assert [o["name"] for o in broken["outputs"]] == [d.name for d in model.outputs]
@@ -72,6 +72,6 @@ def test_info_names_outputs_by_tensor_name_and_prints_element_types(tmp_path):
 
 
 def test_ir_v10_output_names_include_the_producer_layer_name(tmp_path):
-    info = debug.model_info(_two_output_model(tmp_path, 10), with_checker=False)
+    info = model_info(_two_output_model(tmp_path, 10), with_checker=False)
     assert info["outputs"][0]["names"] == ["activations", "relu_layer"]
     assert info["outputs"][1]["names"] == ["odd_layer", "odd_values"]

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from irrun.cli import cli
+from irrun.cli.main import cli
 
 LLAMA = Path(__file__).parent / "data" / "llm" / "llama" / "openvino_model.xml"
 SHAPES = "input_ids[1,4],attention_mask[1,4],position_ids[1,4],beam_idx[1]"

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 import irrun
-from irrun.cli import cli
+from irrun.cli.main import cli
 
 MODELS = sorted(p.parent for p in (Path(__file__).parents[1] / "models").glob("*/model.xml"))
 # Tolerance for float outputs; the seed pooling models are exact except ROIPooling bilinear, where the

@@ -12,8 +12,8 @@ from openvino import opset4
 import oracle as O
 from oracle import build
 
-from irrun.check import check
-from irrun.cli import cli
+from irrun.tools.check import check
+from irrun.cli.main import cli
 from irrun.errors import LayerRef
 from irrun.ir.opsets import CLASS_VERSIONS, resolve
 

@@ -27,7 +27,7 @@ from openvino import opset1, opset3, opset8, opset9, opset14, opset16
 
 import irrun
 import oracle as O
-from oracle import assert_same, build, patch_layer, run_cpu, run_irrun, run_reference
+from oracle import assert_same, build, patch_layer, run_cpu, run_cpu_many, run_irrun, run_reference
 
 
 def check(built, expected, names, context, atol=None, f16=False):
@@ -157,7 +157,7 @@ AVG_SWEEP = {1: 3, 14: 3, 16: 4}  # version -> batches of 30 cases
 def test_avgpool_sweep(tmp_path, version, batch):
     seed = 7000 + 100 * version + batch
     rng = np.random.default_rng(seed)
-    failures, done = [], 0
+    failures, done, cases = [], 0, []
     for i in range(30):
         cfg = gen_avgpool_cfg(rng, version, i)
         x = gen_values(rng, cfg["shape"], cfg["dtype"])
@@ -165,17 +165,21 @@ def test_avgpool_sweep(tmp_path, version, batch):
             built = build(lambda p: avgpool_node(version, p["x"], cfg), {"x": x}, tmp_path / f"c{i}")
         except RuntimeError:
             continue  # OpenVINO rejects the configuration (kernel larger than the padded input)
+        cases.append((i, cfg, x, built))
+    oracle = run_cpu_many([built for *_, built in cases], keep_refusals=True)
+    # the CPU plugin compiles some integer AvgPools (rank 5, i32) in no layout: use its f32 result
+    # on the same values, rounded half to even as it rounds integer AvgPool elsewhere
+    refused = [(i, cfg, x) for (i, cfg, x, _), result in zip(cases, oracle) if isinstance(result, O.OracleUnsupported)]
+    twins = iter(run_cpu_many([build(lambda p: avgpool_node(version, p["x"], cfg), {"x": x.astype(np.float32)},
+                                     tmp_path / f"t{i}") for i, cfg, x in refused]))
+    for (i, cfg, x, built), result in zip(cases, oracle):
         ctx = f"AvgPool-{version} seed={seed} case={i} " + describe(cfg)
-        try:
-            names, cpu = run_cpu(built)
+        if not isinstance(result, O.OracleUnsupported):
+            names, cpu = result
             expected = [avgpool_expected(cfg, x, cpu[0])]
-        except O.OracleUnsupported:
-            # the CPU plugin compiles some integer AvgPools (rank 5, i32) in no layout: use its f32 result
-            # on the same values, rounded half to even as it rounds integer AvgPool elsewhere
+        else:
             assert np.dtype(cfg["dtype"]).kind in "iu", ctx
-            twin = build(lambda p: avgpool_node(version, p["x"], cfg), {"x": x.astype(np.float32)},
-                         tmp_path / f"t{i}")
-            names, cpu = run_cpu(twin)
+            names, cpu = next(twins)
             mean = avgpool_expected(cfg, x, cpu[0])
             expected = [np.rint(mean).astype(x.dtype)]
             names = built.output_names
@@ -278,7 +282,7 @@ def _lcm_counts(spatial, out):
 def test_adaptive_avgpool_sweep(tmp_path, batch):
     seed = 8000 + batch
     rng = np.random.default_rng(seed)
-    failures = []
+    failures, cases = [], []
     for i in range(25):
         rank = int(rng.integers(3, 6))
         ns = rank - 2
@@ -302,7 +306,8 @@ def test_adaptive_avgpool_sweep(tmp_path, batch):
         cfg = dict(seed=seed, case=i, shape=shape, out=out, dtype=dtype.name, size_type=np.dtype(size_type).name)
         built = build(lambda p: opset8.adaptive_avg_pool(p["x"], O.constant(np.array(out, size_type))), {"x": x},
                       tmp_path / f"a{i}")
-        names, cpu = run_cpu(built)
+        cases.append((cfg, dtype, built))
+    for (cfg, dtype, built), (names, cpu) in zip(cases, run_cpu_many([built for *_, built in cases])):
         atol, f16 = tolerance(dtype)
         try:
             check(built, cpu, names, "AdaptiveAvgPool-8 " + describe(cfg), atol, f16)
@@ -356,11 +361,12 @@ def roialign_node(p, cfg):
 def test_roialign_sweep(tmp_path, version, batch):
     seed = 9000 + 10 * version + batch
     rng = np.random.default_rng(seed)
-    failures = []
+    failures, cases = [], []
     for i in range(25):
         cfg, x, rois, idx = gen_roialign(rng, version, i)
         built = build(lambda p: roialign_node(p, cfg), {"x": x, "rois": rois, "idx": idx}, tmp_path / f"r{i}")
-        names, cpu = run_cpu(built)
+        cases.append((cfg, rois, built))
+    for i, ((cfg, rois, built), (names, cpu)) in enumerate(zip(cases, run_cpu_many([b for *_, b in cases]))):
         ctx = f"ROIAlign-{version} seed={seed} case={i} " + describe(cfg)
         f32 = cfg["dtype"] == "float32"
         atol = 1e-5 if f32 else 2e-2  # f16: the reference rounds each step to f16
@@ -423,7 +429,7 @@ def test_roialign_attribute_validation(tmp_path):
 def test_psroipooling_sweep(tmp_path, batch):
     seed = 9500 + batch
     rng = np.random.default_rng(seed)
-    failures = []
+    failures, cases = [], []
     for i in range(20):
         mode = ["average", "bilinear"][i % 2]
         group, output_dim = int(rng.integers(1, 4)), int(rng.integers(1, 4))
@@ -444,7 +450,8 @@ def test_psroipooling_sweep(tmp_path, batch):
                    shape=x.shape, rois=r, spatial_scale=scale)
         built = build(lambda p: opset1.psroi_pooling(p["x"], p["r"], output_dim, group, scale, bins_x, bins_y, mode),
                       {"x": x, "r": rois}, tmp_path / f"p{i}")
-        names, cpu = run_cpu(built)
+        cases.append((cfg, built))
+    for (cfg, built), (names, cpu) in zip(cases, run_cpu_many([built for _, built in cases])):
         try:
             check(built, cpu, names, "PSROIPooling-1 " + describe(cfg), 1e-5)
         except AssertionError as e:

@@ -22,7 +22,7 @@ import irrun
 import oracle as O
 from irbuild import IRBuilder
 from irrun.errors import IRError
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun
 
 DTYPES = (np.uint8, np.float32, np.float16)
 
@@ -37,8 +37,16 @@ def check(make, inputs, context):
     """irrun vs the CPU plugin, bit-exact except at u8 ties: a channel value of exactly k + 0.5 in f32 rounds
     half away from zero in OpenVINO's reference (and irrun) but to even on the CPU plugin, so there irrun may
     be one above an even CPU value (pinned in test_u8_ties_round_half_away_from_zero)."""
-    built = build(make, inputs)
-    _, expected = run_cpu(built)
+    return check_many([(build(make, inputs), context)])[0]
+
+
+def check_many(cases):
+    """check() on each (built, context) case, the cases compiled as one model; returns the expected outputs."""
+    return [_compare(built, expected, context)
+            for (built, context), (_, expected) in zip(cases, run_cpu_many([built for built, _ in cases]))]
+
+
+def _compare(built, expected, context):
     got = run_irrun(built, context)
     if expected[0].dtype == np.uint8:
         value = list(got.values())[0]
@@ -66,6 +74,7 @@ def test_u8_ties_round_half_away_from_zero():
 def test_yuv_to_rgb_sweep(family):
     rng = np.random.default_rng(200 + (family == "i420"))
     factories = {"nv12": (opset8.nv12_to_rgb, opset8.nv12_to_bgr), "i420": (opset8.i420_to_rgb, opset8.i420_to_bgr)}
+    cases = []
     for case in range(12):
         dtype = DTYPES[case % 3]
         bgr = bool(rng.random() < 0.5)
@@ -82,8 +91,9 @@ def test_yuv_to_rgb_sweep(family):
                                                                                       dtype),
                       "v": random_plane(rng, (n, h // 2, w // 2, 1), dtype)}
         names = list(inputs)
-        check(lambda p: factory(*[p[k] for k in names]), inputs,
-              f"{factory.__name__} case {case}: {np.dtype(dtype).name} n={n} h={h} w={w} planes={len(names)}")
+        cases.append((build(lambda p: factory(*[p[k] for k in names]), inputs),
+                      f"{factory.__name__} case {case}: {np.dtype(dtype).name} n={n} h={h} w={w} planes={len(names)}"))
+    check_many(cases)
 
 
 def test_float_nan_and_inf():

@@ -13,7 +13,7 @@ from openvino import opset1, opset8
 from oracle import assert_same, build, run_cpu
 
 import irrun
-from irrun.check import check
+from irrun.tools.check import check
 
 ATOL = 1e-5
 

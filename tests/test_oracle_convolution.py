@@ -19,7 +19,7 @@ import pytest
 from openvino import opset1
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower")
 KINDS = ("conv", "group", "backprop", "group_backprop")
@@ -112,7 +112,7 @@ def describe(cfg):
 @pytest.mark.parametrize("kind", KINDS)
 def test_convolution_sweep(kind):
     rng = np.random.default_rng(1000 + KINDS.index(kind))
-    checked = 0
+    checked, cases = 0, []
     for i in range(36):
         cfg = gen_case(rng, kind, i)
         context = f"{kind} case {i}: {describe(cfg)}"
@@ -121,7 +121,9 @@ def test_convolution_sweep(kind):
         except RuntimeError as exc:  # OpenVINO rejects the configuration: irrun must too
             assert "output_shape" in cfg or cfg["auto_pad"] != "explicit", f"{context}\nOpenVINO rejected: {exc}"
             continue
-        names, expected = run_cpu(built.info.get("twin", built))
+        cases.append((cfg, context, built, length))
+    oracle = run_cpu_many([built.info.get("twin", built) for _, _, built, _ in cases])
+    for (cfg, context, built, length), (names, expected) in zip(cases, oracle):
         got = run_irrun(built, context)
         assert_same(got, expected, built.output_names, atol=tolerance(length), f16_ulp=cfg["dtype"] == "f16", context=context)
         checked += 1

@@ -24,7 +24,7 @@ from openvino import opset1, opset8
 import irrun
 import oracle as O
 from irrun.errors import IRError
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun
 
 
 def tolerance(length):
@@ -93,11 +93,12 @@ def deformable_model(cfg, rng):
 @pytest.mark.parametrize("version", [1, 8])
 def test_deformable_convolution_sweep(version):
     rng = np.random.default_rng(300 + version)
+    cases = []
     for case in range(14):
         cfg = deformable_case(rng, version, case)
         context = f"DeformableConvolution-{version} case {case}: " + ", ".join(f"{k}={v}" for k, v in cfg.items())
-        built, length = deformable_model(cfg, rng)
-        _, expected = run_cpu(built)
+        cases.append((cfg, context, *deformable_model(cfg, rng)))
+    for (cfg, context, built, length), (_, expected) in zip(cases, run_cpu_many([built for _, _, built, _ in cases])):
         # f16: irrun sums in f16 term by term as OpenVINO's reference does (exact against its transcription
         # below); the CPU plugin sums in f32 and rounds once
         atol = tolerance(length) if cfg["dtype"] == "f32" else 1e-3 * length * (1 + math.sqrt(length))
@@ -203,6 +204,7 @@ def binary_models(x, bits, strides, pads_begin, pads_end, dilations, pad_value, 
 
 def test_binary_convolution_sweep():
     rng = np.random.default_rng(320)
+    cases = []
     for case in range(12):
         channels = int(rng.choice([8, 16]))
         kernel = [int(k) for k in rng.integers(1, 4, 2)]
@@ -217,8 +219,8 @@ def test_binary_convolution_sweep():
         bits = rng.integers(0, 2, (int(rng.integers(1, 4)), channels, *kernel))
         context = (f"binary case {case}: x={x.shape} kernel={kernel} strides={strides} dilations={dilations} "
                    f"pads={pads_begin},{pads_end} auto_pad={auto_pad}")
-        built, twin = binary_models(x, bits, strides, pads_begin, pads_end, dilations, 1.0, auto_pad)
-        _, expected = run_cpu(twin)
+        cases.append((context, *binary_models(x, bits, strides, pads_begin, pads_end, dilations, 1.0, auto_pad)))
+    for (context, built, _), (_, expected) in zip(cases, run_cpu_many([twin for *_, twin in cases])):
         assert_same(run_irrun(built, context), expected, built.output_names, context=context)
 
 
@@ -325,6 +327,7 @@ def psroi_case(rng, case):
 
 def test_deformable_psroi_pooling_sweep():
     rng = np.random.default_rng(330)
+    cases = []
     for case in range(14):
         cfg = psroi_case(rng, case)
         inputs = {"x": cfg["x"], "rois": cfg["rois"]}
@@ -338,8 +341,8 @@ def test_deformable_psroi_pooling_sweep():
 
         context = (f"DeformablePSROIPooling case {case}: x={cfg['x'].shape} rois={cfg['rois'].tolist()} "
                    f"offsets={cfg['offsets'] is not None} " + ", ".join(f"{k}={v}" for k, v in attrs.items()))
-        built = build(make, inputs)
-        _, expected = run_cpu(built)
+        cases.append((context, build(make, inputs)))
+    for (context, built), (_, expected) in zip(cases, run_cpu_many([built for _, built in cases])):
         assert_same(run_irrun(built, context), expected, built.output_names, atol=1e-5, context=context)
 
 

@@ -21,7 +21,7 @@ import pytest
 from openvino import opset1, opset2, opset3, opset4, opset5, opset8, opset9
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun, run_reference
+from oracle import assert_same, build, run_cpu_many, run_irrun, run_reference
 
 c = O.constant
 
@@ -51,6 +51,7 @@ NMS_V5_CASES = 40
 def test_nms5_9_sweep(version):
     rng = np.random.default_rng(100 + version)
     module = {5: opset5, 9: opset9}[version]
+    cases = []
     for case in range(NMS_V5_CASES):
         batches, num_boxes, classes = int(rng.integers(1, 3)), int(rng.integers(1, 25)), int(rng.integers(1, 4))
         center = bool(rng.integers(0, 2))
@@ -73,8 +74,9 @@ def test_nms5_9_sweep(version):
             return module.non_max_suppression(p["b"], p["s"], *extra, box_encoding="center" if center else "corner",
                                               sort_result_descending=sort, output_type=out_type)
 
-        built = build(make, {"b": boxes, "s": scores})
-        _, expected = run_cpu(built)
+        cases.append((params, ninputs, max_out, soft, build(make, {"b": boxes, "s": scores})))
+    oracle = run_cpu_many([built for *_, built in cases])
+    for (params, ninputs, max_out, soft, built), (_, expected) in zip(cases, oracle):
         got = run_irrun(built)
         if ninputs == 2 or max_out == 0:
             # Nothing can be selected, and the CPU plugin leaves valid_outputs unwritten (garbage);
@@ -89,6 +91,7 @@ def test_nms5_9_sweep(version):
 def test_nms1_3_4_sweep(version):
     rng = np.random.default_rng(200 + version)
     module = {1: opset1, 3: opset3, 4: opset4}[version]
+    cases = []
     for case in range(25):
         batches, num_boxes, classes = int(rng.integers(1, 3)), int(rng.integers(1, 20)), int(rng.integers(1, 4))
         center = bool(rng.integers(0, 2))
@@ -106,8 +109,9 @@ def test_nms1_3_4_sweep(version):
                       score=score, sort=sort, out=out_type)
         built = build(lambda p: module.non_max_suppression(p["b"], p["s"], c(np.int64(max_out)), c(iou), c(score),
                                                            **kwargs), {"b": boxes, "s": scores})
+        cases.append((params, out_type, built))
+    for (params, out_type, built), (_, (expected,)) in zip(cases, run_cpu_many([built for *_, built in cases])):
         rows = built.model.outputs[0].get_shape()[0]
-        _, (expected,) = run_cpu(built)
         got = list(run_irrun(built).values())[0]
         assert got.shape == (rows, 3) and got.dtype == O.np_dtype(out_type), params
         valid = min(rows, len(expected))
@@ -196,6 +200,7 @@ def test_prior_box_clustered_sweep():
 
 def test_region_yolo_sweep():
     rng = np.random.default_rng(500)
+    cases = []
     for case in range(20):
         coords, classes = 4, int(rng.integers(1, 6))
         softmax = bool(rng.integers(0, 2))
@@ -214,16 +219,19 @@ def test_region_yolo_sweep():
                       end_axis=end_axis)
         built = build(lambda p: opset1.region_yolo(p["x"], coords, classes, num, softmax, mask, axis, end_axis,
                                                    [10.0, 13.0]), {"x": x})
-        _, expected = run_cpu(built)
+        cases.append((params, built))
+    for (params, built), (_, expected) in zip(cases, run_cpu_many([built for _, built in cases])):
         assert_same(run_irrun(built), expected, built.output_names, atol=1e-6, context=str(params))
 
 
 def test_reorg_yolo_sweep():
     rng = np.random.default_rng(600)
+    cases = []
     for case in range(12):
         s = int(rng.integers(1, 4))
         x = rng.standard_normal((int(rng.integers(1, 3)), s * s * int(rng.integers(1, 4)),
                                  s * int(rng.integers(1, 4)), s * int(rng.integers(1, 4)))).astype(np.float32)
         built = build(lambda p: opset2.reorg_yolo(p["x"], [s, s]), {"x": x})
-        _, expected = run_cpu(built)
-        assert_same(run_irrun(built), expected, built.output_names, context=f"case={case} stride={s} {x.shape}")
+        cases.append((f"case={case} stride={s} {x.shape}", built))
+    for (context, built), (_, expected) in zip(cases, run_cpu_many([built for _, built in cases])):
+        assert_same(run_irrun(built), expected, built.output_names, context=context)

@@ -24,7 +24,7 @@ from irrun.ops.proposals import DetectionOutput1, DetectionOutput8, Proposal4
 from irrun.ops.registry import Context, TensorInfo
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun
 
 CORNER, CENTER = "caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CENTER_SIZE"
 
@@ -85,6 +85,7 @@ def _do_case(rng, arm):
 @pytest.mark.parametrize("arm", [False, True])
 def test_detection_output_sweep(version, arm):
     rng = np.random.default_rng(300 + version + 10 * arm)
+    cases = []
     for case in range(30):
         attrs, feeds, classes = _do_case(rng, arm)
         if version == 1:
@@ -106,7 +107,9 @@ def test_detection_output_sweep(version, arm):
             values = list(got.values())[0]
             assert values[0, 0, 0, 0] == -1 and np.count_nonzero(values) == 1, params
             continue
-        _, expected = run_cpu(built)
+        cases.append((attrs, feeds, params, built, got))
+    oracle = run_cpu_many([built for *_, built, _ in cases])
+    for (attrs, feeds, params, built, got), (_, expected) in zip(cases, oracle):
         written = _plugin_written_rows(attrs, feeds, expected[0].shape[2])
         assert (list(got.values())[0][0, 0, written:] == 0).all(), params
         got = {k: v[:, :, :written] for k, v in got.items()}
@@ -137,6 +140,7 @@ def _plugin_written_rows(attrs, feeds, rows):
 def test_detection_output_f16():
     """f16 inputs: the plugin computes in f32 and rounds the result to f16."""
     rng = np.random.default_rng(7)
+    cases = []
     for case in range(6):
         attrs, feeds, _ = _do_case(rng, bool(case % 2))
         feeds = {k: v.astype(np.float16) for k, v in feeds.items()}
@@ -145,7 +149,8 @@ def test_detection_output_f16():
         arm = "aconf" in feeds
         built = build(lambda p: opset8.detection_output(p["loc"], p["conf"], p["pr"], attrs,
                                                         *([p["aconf"], p["aloc"]] if arm else [])), feeds)
-        _, expected = run_cpu(built)
+        cases.append((case, attrs, feeds, built))
+    for (case, attrs, feeds, built), (_, expected) in zip(cases, run_cpu_many([built for *_, built in cases])):
         written = _plugin_written_rows(attrs, feeds, expected[0].shape[2])
         got = {k: v[:, :, :written] for k, v in run_irrun(built).items()}
         assert_same(got, [expected[0][:, :, :written]], built.output_names, atol=1e-3, context=str((case, attrs)))
@@ -247,14 +252,17 @@ def _proposal_case(rng):
 def test_proposal_sweep():
     rng = np.random.default_rng(500)
     whole = partial = tensorflow = 0
+    cases = []
     for case in range(40):
         attrs, feeds = _proposal_case(rng)
         tensorflow += attrs["framework"] == "tensorflow"
         params = dict(case=case, shapes={k: v.shape for k, v in feeds.items()}, image=feeds["im"].tolist(), **attrs)
         built4 = build(lambda p: opset4.proposal(p["cls"], p["d"], p["im"], attrs), feeds)
         built1 = build(lambda p: opset1.proposal(p["cls"], p["d"], p["im"], attrs), feeds)
-        _, (rois4, probs4) = run_cpu(built4)
-        _, (rois1,) = run_cpu(built1)
+        cases.append((attrs, feeds, params, built4, built1))
+    oracle = iter(run_cpu_many([built for *_, built4, built1 in cases for built in (built4, built1)]))
+    for attrs, feeds, params, built4, built1 in cases:
+        (_, (rois4, probs4)), (_, (rois1,)) = next(oracle), next(oracle)
         got4 = list(run_irrun(built4).values())
         got1 = list(run_irrun(built1).values())
         topn = int(attrs["post_nms_topn"])

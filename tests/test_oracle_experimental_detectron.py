@@ -13,7 +13,7 @@ from irbuild import IRBuilder
 from oracle import Built, _any_name, assert_same, core, run_cpu, type_name
 
 import irrun
-from irrun.check import check
+from irrun.tools.check import check
 
 BOX_ATOL = 2e-5
 

@@ -22,7 +22,7 @@ import pytest
 from openvino import opset1, opset3, opset7, opset12
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun, run_reference
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun, run_reference
 
 import irrun
 from irrun.errors import IRError
@@ -39,12 +39,25 @@ def _fix_scalars(built, expected):
 def check(make, inputs, context, *, oracle="reference", atol=None, f16_ulp=False, patch=None):
     built = build(make, inputs, patch=patch)
     expected = run_reference(built) if oracle == "reference" else run_cpu(built)[1]
+    _compare(built, expected, context, atol, f16_ulp)
+    return built
+
+
+def check_many(cases, *, oracle="reference", atol=None, f16_ulp=False):
+    """check() on each (built, context) case; with the CPU plugin as oracle the cases compile as one model."""
+    builts = [built for built, _ in cases]
+    expected = [run_reference(b) for b in builts] if oracle == "reference" else \
+        [outputs for _, outputs in run_cpu_many(builts)]
+    for (built, context), outputs in zip(cases, expected):
+        _compare(built, outputs, context, atol, f16_ulp)
+
+
+def _compare(built, expected, context, atol, f16_ulp):
     expected = _fix_scalars(built, expected)
     model = irrun.load(str(built.xml))
     got = model.run(built.feed_dict)
     assert [t.element_type for t in model.outputs] == built.output_types, context
     assert_same(got, expected, built.output_names, atol=atol, f16_ulp=f16_ulp, context=context)
-    return built
 
 
 def const(value):
@@ -127,16 +140,17 @@ EINSUM_CASES = [
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.float16])
 def test_einsum_sweep(dtype):
     rng = np.random.default_rng(7)
+    cases = []
     for n, (equation, shapes) in enumerate(EINSUM_CASES):
         if np.dtype(dtype).kind == "f":
             arrays = [rand_float(rng, s, dtype) for s in shapes]
         else:
             arrays = [rand_int(rng, s, dtype, -20, 20) for s in shapes]
         inputs = {f"x{i}": a for i, a in enumerate(arrays)}
-        atol = {np.float32: 1e-4, np.float16: 1e-3}.get(dtype)
-        check(lambda p: opset7.einsum([p[f"x{i}"] for i in range(len(arrays))], equation), inputs,
-              f"einsum case {n} {equation} {shapes} {np.dtype(dtype).name}", oracle="cpu", atol=atol,
-              f16_ulp=dtype == np.float16)
+        cases.append((build(lambda p: opset7.einsum([p[f"x{i}"] for i in range(len(arrays))], equation), inputs),
+                      f"einsum case {n} {equation} {shapes} {np.dtype(dtype).name}"))
+    atol = {np.float32: 1e-4, np.float16: 1e-3}.get(dtype)
+    check_many(cases, oracle="cpu", atol=atol, f16_ulp=dtype == np.float16)
 
 
 def test_einsum_implicit_uppercase_order():
@@ -201,6 +215,7 @@ def test_einsum_repeated_output_label_fails_at_run():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_group_normalization_sweep(dtype):
     rng = np.random.default_rng(12)
+    cases = []
     for n in range(14):
         rank = int(rng.integers(2, 6))
         groups = int(rng.choice([1, 2, 3]))
@@ -217,9 +232,10 @@ def test_group_normalization_sweep(dtype):
             s, b = (const(scale), const(bias)) if const_params else (p["s"], p["b"])
             return opset12.group_normalization(p["x"], s, b, groups, eps)
 
-        atol = 5e-5 if dtype == np.float32 else 2e-3
-        check(make, inputs, f"groupnorm case {n} shape={shape} groups={groups} eps={eps} {np.dtype(dtype).name}",
-              oracle="cpu", atol=atol, f16_ulp=dtype == np.float16)
+        cases.append((build(make, inputs),
+                      f"groupnorm case {n} shape={shape} groups={groups} eps={eps} {np.dtype(dtype).name}"))
+    atol = 5e-5 if dtype == np.float32 else 2e-3
+    check_many(cases, oracle="cpu", atol=atol, f16_ulp=dtype == np.float16)
 
 
 @pytest.mark.parametrize("groups, scale_shape, rule", [
@@ -253,6 +269,7 @@ def _reshape_parameter(text, name, shape):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64, np.int8, np.uint8])
 def test_cumsum_sweep(dtype):
     rng = np.random.default_rng(3)
+    cases = []
     for n in range(10):
         rank = int(rng.integers(1, 4))
         shape = tuple(int(d) for d in rng.integers(1, 6, rank))
@@ -269,10 +286,10 @@ def test_cumsum_sweep(dtype):
             a = p["a"] if as_param else const(np.array(axis, axis_type))
             return opset3.cumsum(p["x"], a, exclusive, reverse)
 
-        oracle = "reference" if dtype == np.float32 else "cpu"
-        check(make, inputs, f"cumsum case {n} shape={shape} axis={axis} ex={exclusive} rev={reverse} "
-                            f"{np.dtype(dtype).name} param={as_param}", oracle=oracle,
-              atol=0.0 if dtype == np.float16 else None, f16_ulp=dtype == np.float16)
+        cases.append((build(make, inputs), f"cumsum case {n} shape={shape} axis={axis} ex={exclusive} "
+                                           f"rev={reverse} {np.dtype(dtype).name} param={as_param}"))
+    oracle = "reference" if dtype == np.float32 else "cpu"
+    check_many(cases, oracle=oracle, atol=0.0 if dtype == np.float16 else None, f16_ulp=dtype == np.float16)
 
 
 def test_cumsum_integer_wrap():
@@ -293,6 +310,7 @@ def test_cumsum_axis_out_of_range_is_a_run_error():
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8, np.bool_])
 def test_roll_sweep(dtype):
     rng = np.random.default_rng(21)
+    cases = []
     for n in range(12):
         rank = int(rng.integers(1, 5))
         shape = tuple(int(d) for d in rng.integers(1, 5, rank))
@@ -312,8 +330,9 @@ def test_roll_sweep(dtype):
             s, a = (p["s"], p["a"]) if as_param else (const(shift), const(axes))
             return opset7.roll(p["x"], s, a)
 
-        check(make, inputs, f"roll case {n} shape={shape} shift={shift.tolist()} axes={axes.tolist()} "
-                            f"param={as_param}", oracle="cpu")
+        cases.append((build(make, inputs), f"roll case {n} shape={shape} shift={shift.tolist()} "
+                                           f"axes={axes.tolist()} param={as_param}"))
+    check_many(cases, oracle="cpu")
 
 
 @pytest.mark.parametrize("axes", [2, -3])
@@ -495,11 +514,8 @@ def test_non_zero_dynamic_shape_at_load():
 
 def test_non_zero_scalar():
     # the CPU plugin gives [1, count]; the reference gives [1, 1] for a non-zero scalar and [0, 0] for zero
-    for value in (5.0, 0.0):
-        built = build(lambda p: opset3.non_zero(p["x"], "i64"), {"x": np.array(value, np.float32)})
-        expected = run_cpu(built)[1]
-        got = irrun.load(str(built.xml)).run(built.feed_dict)
-        assert_same(got, expected, built.output_names, context=f"scalar {value}")
+    check_many([(build(lambda p: opset3.non_zero(p["x"], "i64"), {"x": np.array(value, np.float32)}), f"scalar {value}")
+                for value in (5.0, 0.0)], oracle="cpu")
 
 
 def test_einsum_ellipsis_with_a_zero_dim(tmp_path):

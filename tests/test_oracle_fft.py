@@ -24,7 +24,7 @@ from openvino import opset1, opset7, opset9, opset15, opset16
 
 import irrun
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun
 from irrun.errors import IRError
 
 
@@ -44,11 +44,17 @@ def random_axes(rng, rank):
 
 
 def check(make, inputs, context, n, f16=False):
-    built = build(make, inputs)
-    _, expected = run_cpu(built)
-    assert_same(run_irrun(built, context), expected, built.output_names, atol=tolerance(n), f16_ulp=f16,
-                context=context)
-    return expected
+    return check_many([(build(make, inputs), context, n, f16)])[0]
+
+
+def check_many(cases, twins=None):
+    """Compare irrun with the CPU plugin on each (built, context, n, f16) case, or on the same-position model
+    of ``twins``, all compiled as one model; returns the CPU plugin's outputs."""
+    oracle = [expected for _, expected in run_cpu_many(twins or [built for built, *_ in cases])]
+    for (built, context, n, f16), expected in zip(cases, oracle):
+        assert_same(run_irrun(built, context), expected, built.output_names, atol=tolerance(n), f16_ulp=f16,
+                    context=context)
+    return oracle
 
 
 # ---------------------------------------------------------------- DFT / IDFT
@@ -57,6 +63,7 @@ def check(make, inputs, context, n, f16=False):
 def test_dft_sweep(inverse):
     rng = np.random.default_rng(100 + inverse)
     factory = opset7.idft if inverse else opset7.dft
+    cases = []
     for case in range(12):
         crank = int(rng.integers(1, 4))
         shape = [int(d) for d in rng.integers(1, 9, crank)]
@@ -74,8 +81,9 @@ def test_dft_sweep(inverse):
             args = [p["x"], const(axes, index_type)] + ([const(sizes, index_type)] if sizes else [])
             return factory(*args)
 
-        check(make, {"x": x}, f"{factory.__name__} case {case}: shape={shape} axes={axes} sizes={sizes} "
-                              f"{np.dtype(dtype).name}", n, f16=dtype == np.float16)
+        cases.append((build(make, {"x": x}), f"{factory.__name__} case {case}: shape={shape} axes={axes} "
+                                             f"sizes={sizes} {np.dtype(dtype).name}", n, dtype == np.float16))
+    check_many(cases)
 
 
 def test_idft_scales_by_the_transformed_size():
@@ -97,6 +105,7 @@ def test_dft_signal_size_zero_gives_an_empty_axis():
 
 def test_rdft_sweep():
     rng = np.random.default_rng(110)
+    cases, twins = [], []
     for case in range(12):
         rank = int(rng.integers(1, 4))
         shape = [int(d) for d in rng.integers(1, 9, rank)]
@@ -114,9 +123,9 @@ def test_rdft_sweep():
         built = build(make, {"x": x})
         # the CPU plugin cannot compile a signal size of -1 (see the next test): its twin spells sizes out
         resolved = None if sizes is None else [shape[a] if s == -1 else s for a, s in zip(axes, sizes)]
-        _, expected = run_cpu(build(lambda p: make(p, resolved), {"x": x}))
-        assert_same(run_irrun(built, context), expected, built.output_names, atol=tolerance(n),
-                    f16_ulp=dtype == np.float16, context=context)
+        twins.append(build(lambda p: make(p, resolved), {"x": x}))
+        cases.append((built, context, n, dtype == np.float16))
+    check_many(cases, twins)
 
 
 def test_cpu_plugin_cannot_compile_rdft_with_signal_size_minus_one():
@@ -144,6 +153,7 @@ def test_rdft_signal_size_larger_than_input_zero_pads():
 
 def test_irdft_sweep():
     rng = np.random.default_rng(120)
+    cases, twins = [], []
     for case in range(12):
         crank = int(rng.integers(1, 4))
         shape = [int(d) for d in rng.integers(1, 7, crank)]
@@ -167,9 +177,9 @@ def test_irdft_sweep():
         built = build(make, {"x": x})
         # the CPU plugin cannot compile a signal size of -1 and zero-pads wrongly (see below): its twin spells
         # the sizes out and gets the input zero-padded by hand
-        _, expected = run_cpu(irdft_twin(x, axes, lengths))
-        assert_same(run_irrun(built, context), expected, built.output_names, atol=tolerance(n),
-                    f16_ulp=dtype == np.float16, context=context)
+        twins.append(irdft_twin(x, axes, lengths))
+        cases.append((built, context, n, dtype == np.float16))
+    check_many(cases, twins)
 
 
 def test_signal_size_below_minus_one_is_refused():
@@ -320,6 +330,7 @@ def test_invalid_inputs_are_refused(case):
 
 def test_stft_sweep():
     rng = np.random.default_rng(130)
+    cases = []
     for case in range(12):
         frame_size = int(rng.integers(1, 12))
         length = frame_size + int(rng.integers(0, 20))
@@ -341,13 +352,15 @@ def test_stft_sweep():
         inputs = {"x": signal, "w": window}
         if as_param:
             inputs.update(fs=np.array(frame_size, index_type), st=np.array(step, index_type))
-        check(make, inputs, f"stft case {case}: signal {signal.shape} window {window_length} frame {frame_size} "
-                            f"step {step} transpose {transpose} {np.dtype(dtype).name}", frame_size,
-              f16=dtype == np.float16)
+        cases.append((build(make, inputs), f"stft case {case}: signal {signal.shape} window {window_length} "
+                                           f"frame {frame_size} step {step} transpose {transpose} "
+                                           f"{np.dtype(dtype).name}", frame_size, dtype == np.float16))
+    check_many(cases)
 
 
 def test_istft_sweep():
     rng = np.random.default_rng(140)
+    cases = []
     for case in range(12):
         frame_size = int(rng.integers(1, 12))
         frames = int(rng.integers(1, 7))
@@ -368,10 +381,11 @@ def test_istft_sweep():
             extra = [] if length is None else [const(length)]
             return opset16.istft(p["x"], p["w"], const(frame_size), const(step), center, normalized, *extra)
 
-        check(make, {"x": data, "w": window}, f"istft case {case}: data {data.shape} window {window_length} "
-                                              f"frame {frame_size} step {step} center {center} normalized "
-                                              f"{normalized} length {length} {np.dtype(dtype).name}",
-              frame_size, f16=dtype == np.float16)
+        cases.append((build(make, {"x": data, "w": window}),
+                      f"istft case {case}: data {data.shape} window {window_length} frame {frame_size} step {step} "
+                      f"center {center} normalized {normalized} length {length} {np.dtype(dtype).name}",
+                      frame_size, dtype == np.float16))
+    check_many(cases)
 
 
 def test_istft_inverts_stft():
@@ -463,6 +477,5 @@ def test_nan_in_rdft_and_stft():
     x[0, 5] = np.nan
     rdft = build(lambda p: opset9.rdft(p["x"], const([1])), {"x": x})
     stft = build(lambda p: opset15.stft(p["x"], const(np.ones(4), np.float32), const(4), const(4), False), {"x": x})
-    for built in (rdft, stft):
-        _, expected = run_cpu(built)
+    for built, (_, expected) in zip((rdft, stft), run_cpu_many([rdft, stft])):
         assert_same(run_irrun(built), expected, built.output_names, atol=tolerance(12))

@@ -8,7 +8,7 @@ from openvino import opset9
 from oracle import assert_same, build, run_cpu
 
 import irrun
-from irrun.check import check
+from irrun.tools.check import check
 
 
 @pytest.mark.parametrize("seed", range(12))

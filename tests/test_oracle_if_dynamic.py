@@ -12,7 +12,7 @@ from openvino import opset1, opset3, opset8, opset9
 from oracle import assert_same, build, run_cpu
 
 import irrun
-from irrun.check import check
+from irrun.tools.check import check
 
 
 def c(value, dtype=None):

@@ -12,7 +12,7 @@ import pytest
 from openvino import opset4, opset5, opset8, opset15
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun, run_reference
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun, run_reference
 
 from irrun.errors import IRError
 
@@ -40,10 +40,13 @@ def coordinates(rng, count_shape, dims, index_dtype, negative=True):
     return idx.astype(index_dtype)
 
 
-def check(make, inputs, context, oracle):
-    built = build(make, inputs)
-    expected = run_reference(built) if oracle == "reference" else run_cpu(built)[1]
-    assert_same(run_irrun(built, context), expected, built.output_names, context=context)
+def check_many(cases):
+    """irrun vs the oracle ("reference" or "cpu") on each (built, context, oracle) case; the CPU plugin's cases
+    compile as one model."""
+    cpu = iter(run_cpu_many([built for built, _, oracle in cases if oracle == "cpu"]))
+    for built, context, oracle in cases:
+        expected = run_reference(built) if oracle == "reference" else next(cpu)[1]
+        assert_same(run_irrun(built, context), expected, built.output_names, context=context)
 
 
 # ---------------------------------------------------------------- ScatterNDUpdate
@@ -59,6 +62,7 @@ def test_scatter_nd_update_sweep(reduction):
     seed = ["none", "sum", "sub", "prod", "min", "max", None].index(reduction)
     rng = np.random.default_rng(seed)
     dtypes = ["float32", "float16", "int32", "int64", "uint32", "bool", "int8", "uint8", "int16", "float64"]
+    cases = []
     for case, (shape, lead, k) in enumerate(SCATTER_CASES):
         for dtype in (dtypes[(case + seed) % len(dtypes)],) + (("float32",) if case % 3 == 0 else ()):
             index_dtype = (np.int32, np.int64)[case % 2]
@@ -75,8 +79,9 @@ def test_scatter_nd_update_sweep(reduction):
                     return opset4.scatter_nd_update(p["data"], p["indices"], p["updates"])
                 return opset15.scatter_nd_update(p["data"], p["indices"], p["updates"], reduction)
             oracle = "reference" if dtype in REFERENCE_SCATTER_TYPES else "cpu"
-            check(make, {"data": data, "indices": idx, "updates": upd}, f"{reduction} {shape} {lead} k={k} {dtype}",
-                  oracle)
+            cases.append((build(make, {"data": data, "indices": idx, "updates": upd}),
+                          f"{reduction} {shape} {lead} k={k} {dtype}", oracle))
+    check_many(cases)
 
 
 def test_scatter_nd_update_duplicates_keep_openvino_order():
@@ -178,13 +183,15 @@ GATHER_CASES = [  # data shape, indices shape (last dim k), batch_dims
 def test_gather_nd_sweep_against_cpu_plugin(version):
     rng = np.random.default_rng(version)
     factory = opset5.gather_nd if version == 5 else opset8.gather_nd
+    cases = []
     for case, (shape, ishape, b) in enumerate(GATHER_CASES):
         dtype = ["float32", "int32", "int64", "float16", "int8", "uint8", "bool"][case % 7]
         index_dtype = (np.int32, np.int64)[case % 2]
         data = values(rng, shape, dtype)
         idx = coordinates(rng, ishape[:-1], shape[b:b + ishape[-1]], index_dtype)
-        check(lambda p, b=b: factory(p["data"], p["indices"], b), {"data": data, "indices": idx},
-              f"GatherND-{version} {shape} {ishape} b={b} {dtype}", "cpu")
+        cases.append((build(lambda p: factory(p["data"], p["indices"], b), {"data": data, "indices": idx}),
+                      f"GatherND-{version} {shape} {ishape} b={b} {dtype}", "cpu"))
+    check_many(cases)
 
 
 def test_gather_nd_batch_output_shapes():

@@ -27,12 +27,12 @@ from openvino import opset1, opset2, opset3, opset4, opset6
 from openvino.utils.node_factory import NodeFactory
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun, run_reference
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun, run_reference
 
 
 def check_model(built):
     """The checker's findings (rule ids) for a saved model."""
-    from irrun.check import check_file
+    from irrun.tools.check import check_file
 
     return check_file(str(built.xml))
 
@@ -103,16 +103,18 @@ def test_fake_quantize_sweep(tmp_path, dtype):
 def test_fake_quantize_constant_ranges_and_cpu(tmp_path):
     # the usual IR form: ranges are constants; the CPU plugin agrees with the reference here (f32 inputs)
     rng = np.random.default_rng(13)
+    cases = []
     for i in range(6):
         feeds, levels = _fq_case(rng, i, np.float32)
         x = feeds.pop("x")
         built = build(lambda p: opset1.fake_quantize(p["x"], *(O.constant(feeds[k]) for k in ("il", "ih", "ol", "oh")),
                                                      levels), {"x": x}, tmp_path / f"c{i}")
+        cases.append((feeds, levels, built))
+    for i, ((feeds, levels, built), (names, cpu)) in enumerate(zip(cases, run_cpu_many([b for *_, b in cases]))):
         expected = run_reference(built)
         assert_same(run_irrun(built), expected, built.output_names, context=f"case {i}")
         # The CPU plugin computes x * scale + shift in its own form: at a midpoint between two levels it
         # may round to the other one. OpenVINO is inconsistent there, so allow one quantization step.
-        names, cpu = run_cpu(built)
         got = list(run_irrun(built).values())[0]
         step = np.abs(feeds["oh"] - feeds["ol"]) / (levels - 1)
         diff = np.abs(got.astype(np.float64) - cpu[0])
@@ -150,21 +152,22 @@ def test_fake_quantize_pdpd_and_odd_layouts(tmp_path):
                ("pdpd", (2, 3, 4, 5), [(2,), (2, 3), (1,), ()]), ("pdpd", (2, 3, 4, 5), [(2, 1, 4)] * 4),
                ("pdpd", (2, 3, 4, 5), [(2, 3, 4)] * 2 + [(2, 1)] * 2), ("numpy", (3, 4), [(2, 3, 4), (), (), ()]),
                ("numpy", (3, 4), [(2, 3, 4)] * 4), ("pdpd", (4, 6), [(4,), (4,), (4, 6), (4, 6)])]
+    builts = []
     for i, (mode, x_shape, shapes) in enumerate(layouts):
         feeds = {"x": rng.uniform(-3, 3, x_shape)}
         for k, s in zip(("il", "ih", "ol", "oh"), shapes):
             feeds[k] = rng.uniform(-2, 2, s) + (1.5 if k == "ih" else 0)
         feeds = {k: np.asarray(v, np.float32) for k, v in feeds.items()}
-        built = build(_fq_node(7, mode), feeds, tmp_path / f"c{i}")
+        builts.append(build(_fq_node(7, mode), feeds, tmp_path / f"c{i}"))
+    for (mode, x_shape, shapes), built, (names, cpu) in zip(layouts, builts, run_cpu_many(builts)):
         expected = run_reference(built)
         context = f"{mode} x={x_shape} ranges={shapes}"
         assert_same(run_irrun(built), expected, built.output_names, context=context)
-        names, cpu = run_cpu(built)
         assert_same(run_irrun(built), cpu, names, atol=1e-5, context="CPU " + context)
 
 
 def test_fake_quantize_rejects_what_openvino_rejects(tmp_path):
-    from irrun.check import check
+    from irrun.tools.check import check
 
     feeds = {"x": np.zeros((2, 3, 4), np.float32), "il": np.zeros((3, 1), np.float32),
              "ih": np.ones((3, 1), np.float32), "ol": np.zeros((), np.float32), "oh": np.ones((), np.float32)}
@@ -201,13 +204,14 @@ def test_hard_sigmoid_sweep(tmp_path):
         alpha, beta = float(rng.uniform(-1, 1)), float(rng.uniform(-0.5, 1.5))
         x = rng.uniform(-6, 6, shape)
         cases.append((x.astype(dtype), np.array(alpha, dtype), np.array(beta, dtype)))
+    # constant alpha and beta: the CPU plugin has no kernel for them as Parameters (nor a reference)
+    builts = [build(lambda p: opset1.hard_sigmoid(p["x"], O.constant(alpha), O.constant(beta)), {"x": x},
+                    tmp_path / f"c{i}") for i, (x, alpha, beta) in enumerate(cases)]
+    oracle = run_cpu_many(builts)
 
     def run(i, case):
         x, alpha, beta = case
-        # constant alpha and beta: the CPU plugin has no kernel for them as Parameters (nor a reference)
-        built = build(lambda p: opset1.hard_sigmoid(p["x"], O.constant(alpha), O.constant(beta)), {"x": x},
-                      tmp_path / f"c{i}")
-        names, cpu = run_cpu(built)
+        built, (names, cpu) = builts[i], oracle[i]
         f16 = x.dtype == np.float16
         assert_same(run_irrun(built), cpu, names, atol=0.0 if f16 else 1e-6, f16_ulp=f16)
 
@@ -224,11 +228,13 @@ def test_grn_sweep(tmp_path):
         shape = tuple(int(d) for d in rng.integers(1, 6, rank))
         bias = float(rng.choice([1e-6, 1e-3, 0.5, 2.0]))
         cases.append((rng.standard_normal(shape).astype(dtype), bias))
+    builts = [build(lambda p: opset1.grn(p["x"], bias), {"x": x}, tmp_path / f"c{i}")
+              for i, (x, bias) in enumerate(cases)]
+    oracle = run_cpu_many(builts)
 
     def run(i, case):
         x, bias = case
-        built = build(lambda p: opset1.grn(p["x"], bias), {"x": x}, tmp_path / f"c{i}")
-        names, cpu = run_cpu(built)
+        built, (names, cpu) = builts[i], oracle[i]
         f16 = x.dtype == np.float16
         assert_same(run_irrun(built), cpu, names, atol=1e-3 if f16 else 1e-6, f16_ulp=f16)
 
@@ -275,13 +281,13 @@ def test_reverse_sequence_sweep(tmp_path):
         ltype = ("int32", "int64", "float32")[i % 3]
         dtype = ("float32", "int32")[i % 2]
         cases.append((rng.integers(-100, 100, shape).astype(dtype), lengths.astype(ltype), batch_axis, seq_axis))
+    builts = [build(lambda p: opset1.reverse_sequence(p["x"], p["s"], batch_axis, seq_axis), {"x": x, "s": lengths},
+                    tmp_path / f"c{i}") for i, (x, lengths, batch_axis, seq_axis) in enumerate(cases)]
+    oracle = run_cpu_many(builts)
 
     def run(i, case):
-        x, lengths, batch_axis, seq_axis = case
-        built = build(lambda p: opset1.reverse_sequence(p["x"], p["s"], batch_axis, seq_axis), {"x": x, "s": lengths},
-                      tmp_path / f"c{i}")
-        names, cpu = run_cpu(built)
-        assert_same(run_irrun(built), cpu, names)
+        names, cpu = oracle[i]
+        assert_same(run_irrun(builts[i]), cpu, names)
 
     _sweep(cases, lambda i, c: f"ReverseSequence case={i} shape={c[0].shape} lengths={c[1].tolist()} "
                                f"batch_axis={c[2]} seq_axis={c[3]}", run)
@@ -308,14 +314,17 @@ def test_reverse_sweep(tmp_path):
         else:
             axes = rng.random(rank) < 0.5
         cases.append((rng.integers(-100, 100, shape).astype(DTYPES[i % len(DTYPES)]), mode, axes))
+    builts = [build(_reverse_node(mode, axes), {"x": x}, tmp_path / f"c{i}") for i, (x, mode, axes) in enumerate(cases)]
+    # the reference reads index axes only as i64 (it throws for others): the CPU plugin
+    on_cpu = [i for i, (_, _, axes) in enumerate(cases) if axes.dtype not in (np.int64, np.bool_)]
+    oracle = dict(zip(on_cpu, run_cpu_many([builts[i] for i in on_cpu])))
 
     def run(i, case):
-        x, mode, axes = case
-        built = build(_reverse_node(mode, axes), {"x": x}, tmp_path / f"c{i}")
-        if axes.dtype in (np.int64, np.bool_):
+        built = builts[i]
+        if i not in oracle:
             assert_same(run_irrun(built), run_reference(built), built.output_names)
-        else:  # the reference reads index axes only as i64 (it throws for others): the CPU plugin
-            names, cpu = run_cpu(built)
+        else:
+            names, cpu = oracle[i]
             assert_same(run_irrun(built), cpu, names)
 
     _sweep(cases, lambda i, c: f"Reverse case={i} shape={c[0].shape} mode={c[1]} axes={c[2].tolist()}", run)
@@ -358,25 +367,34 @@ def test_batch_space_sweep(tmp_path, to_space):
     rng = np.random.default_rng(35 + to_space)
     cases = [_block_case(rng, i, to_space) for i in range(16)]
     factory = opset2.batch_to_space if to_space else opset2.space_to_batch
+    builts = [build(lambda p: factory(p["x"], O.constant(block), O.constant(begin), O.constant(end)), {"x": x},
+                    tmp_path / f"c{i}") for i, (x, block, begin, end) in enumerate(cases)]
+    # SpaceToBatch's evaluate() returns False for rank 2: the CPU plugin
+    on_cpu = [i for i, (x, *_) in enumerate(cases) if not (x.ndim > 2 or to_space)]
+    # i32 block and crops/pads: the reference throws (it reads them as i64), so the CPU plugin; its
+    # SpaceToBatch misplaces values with some pads (e.g. data [1,3,3,1], block [1,3,1,3], pads_end
+    # [0,0,1,2], where the reference and irrun agree): no pads there
+    twinned = [i for i, (_, _, begin, end) in enumerate(cases)
+               if i % 3 == 0 and (to_space or not (begin.any() or end.any()))]
+    twins = {}
+    for i in twinned:
+        x, block32, begin32, end32 = (cases[i][0], *(v.astype(np.int32) for v in cases[i][1:]))
+        twins[i] = build(lambda p: factory(p["x"], O.constant(block32), O.constant(begin32), O.constant(end32)),
+                         {"x": x.astype(np.float32)}, tmp_path / f"c{i}_i32")
+    oracle = iter(run_cpu_many([builts[i] for i in on_cpu] + [twins[i] for i in twinned]))
+    cpu_results = dict(zip(on_cpu, oracle))
+    twin_results = dict(zip(twinned, oracle))
 
     def run(i, case):
-        x, block, begin, end = case
-        built = build(lambda p: factory(p["x"], O.constant(block), O.constant(begin), O.constant(end)), {"x": x},
-                      tmp_path / f"c{i}")
-        if x.ndim > 2 or to_space:
+        built = builts[i]
+        if i not in cpu_results:
             assert_same(run_irrun(built), run_reference(built), built.output_names)
-        else:  # SpaceToBatch's evaluate() returns False for rank 2
-            names, cpu = run_cpu(built)
+        else:
+            names, cpu = cpu_results[i]
             assert_same(run_irrun(built), cpu, names)
-        # i32 block and crops/pads: the reference throws (it reads them as i64), so the CPU plugin; its
-        # SpaceToBatch misplaces values with some pads (e.g. data [1,3,3,1], block [1,3,1,3], pads_end
-        # [0,0,1,2], where the reference and irrun agree): no pads there
-        if i % 3 == 0 and (to_space or not (begin.any() or end.any())):
-            block32, begin32, end32 = (v.astype(np.int32) for v in (block, begin, end))
-            built = build(lambda p: factory(p["x"], O.constant(block32), O.constant(begin32), O.constant(end32)),
-                          {"x": x.astype(np.float32)}, tmp_path / f"c{i}_i32")
-            names, cpu = run_cpu(built)
-            assert_same(run_irrun(built), cpu, names)
+        if i in twin_results:
+            names, cpu = twin_results[i]
+            assert_same(run_irrun(twins[i]), cpu, names)
 
     _sweep(cases, lambda i, c: f"{'BatchToSpace' if to_space else 'SpaceToBatch'} case={i} shape={c[0].shape} "
                                f"block={c[1].tolist()} begin={c[2].tolist()} end={c[3].tolist()}", run)
@@ -396,13 +414,13 @@ def test_ctc_greedy_decoder_sweep(tmp_path):
         if i % 3 == 0:
             mask[:] = 1
         cases.append((data.astype(np.float32), mask, bool(i % 2)))
+    builts = [build(lambda p: opset1.ctc_greedy_decoder(p["x"], p["m"], merge), {"x": data, "m": mask},
+                    tmp_path / f"c{i}") for i, (data, mask, merge) in enumerate(cases)]
+    oracle = run_cpu_many(builts)
 
     def run(i, case):
-        data, mask, merge = case
-        built = build(lambda p: opset1.ctc_greedy_decoder(p["x"], p["m"], merge), {"x": data, "m": mask},
-                      tmp_path / f"c{i}")
-        names, cpu = run_cpu(built)
-        assert_same(run_irrun(built), cpu, names)
+        names, cpu = oracle[i]
+        assert_same(run_irrun(builts[i]), cpu, names)
 
     _sweep(cases, lambda i, c: f"CTCGreedyDecoder case={i} shape={c[0].shape} merge={c[2]} mask={c[1].T.tolist()}",
            run)
@@ -419,15 +437,20 @@ def test_ctc_greedy_decoder_seq_len_sweep(tmp_path):
         cases.append((data.astype(np.float32), lengths.astype(("int32", "int64")[i % 2]), blank, bool(i % 2),
                       ("i32", "i64")[i // 2 % 2], ("i32", "i64")[i // 4 % 2]))
 
-    def run(i, case):
+    def model(i, case):
         data, lengths, blank, merge, ctype, ltype = case
         inputs = {"x": data, "l": lengths}
         if blank is not None:
             inputs["b"] = np.array([blank], lengths.dtype)
-        built = build(lambda p: opset6.ctc_greedy_decoder_seq_len(p["x"], p["l"], p.get("b"), merge, ctype, ltype),
-                      inputs, tmp_path / f"c{i}")
-        names, cpu = run_cpu(built)
-        assert_same(run_irrun(built), cpu, names)
+        return build(lambda p: opset6.ctc_greedy_decoder_seq_len(p["x"], p["l"], p.get("b"), merge, ctype, ltype),
+                     inputs, tmp_path / f"c{i}")
+
+    builts = [model(i, case) for i, case in enumerate(cases)]
+    oracle = run_cpu_many(builts)
+
+    def run(i, case):
+        names, cpu = oracle[i]
+        assert_same(run_irrun(builts[i]), cpu, names)
 
     _sweep(cases, lambda i, c: f"CTCGreedyDecoderSeqLen case={i} shape={c[0].shape} lengths={c[1].tolist()} "
                                f"blank={c[2]} merge={c[3]}", run)
@@ -484,12 +507,18 @@ def test_cell_sweep(tmp_path, kind):
     rng = np.random.default_rng(seed)
     cases = [_cell_case(rng, kind, i) for i in range(10)]
 
-    def run(i, case):
+    def model(i, case):
         cfg, a = case
         weights_as_inputs = i % 4 == 3
         names = ["x", "h"] + (["c"] if kind.startswith("lstm") else []) + (["W", "R", "B"] if weights_as_inputs else [])
-        built = build(lambda p: _cell_node(p, cfg, a, weights_as_inputs), {n: a[n] for n in names}, tmp_path / f"c{i}")
-        out_names, cpu = run_cpu(built)
+        return build(lambda p: _cell_node(p, cfg, a, weights_as_inputs), {n: a[n] for n in names}, tmp_path / f"c{i}")
+
+    builts = [model(i, case) for i, case in enumerate(cases)]
+    oracle = run_cpu_many(builts)
+
+    def run(i, case):
+        cfg, _ = case
+        built, (out_names, cpu) = builts[i], oracle[i]
         f32 = cfg["dtype"] == "float32"
         relu = cfg["activations"] is not None and "relu" in cfg["activations"]
         scale = max(1.0, max(float(np.abs(c.astype(np.float32)).max(initial=0)) for c in cpu)) if relu else 1.0
@@ -538,7 +567,7 @@ INVALID = [
 
 @pytest.mark.parametrize("case", INVALID, ids=[c[0] for c in INVALID])
 def test_invalid_models_are_refused_like_openvino(tmp_path, case):
-    from irrun.check import check
+    from irrun.tools.check import check
 
     name, make, inputs, layer_type, attrs, rule = case
     built = build(make, inputs, tmp_path / "ok")
@@ -642,7 +671,7 @@ ACCEPTED = [
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c[0] for c in ACCEPTED])
 def test_models_openvino_accepts_pass_the_checker(tmp_path, case):
-    from irrun.check import check
+    from irrun.tools.check import check
 
     name, make, inputs = case
     built = build(make, inputs, tmp_path)

@@ -16,7 +16,7 @@ import pytest
 from openvino import opset14
 import openvino.opset17 as opset17
 
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun
 
 from irrun.errors import IRError
 
@@ -30,11 +30,11 @@ def well_conditioned(rng, shape, dtype):
 @pytest.mark.parametrize("adjoint", [False, True])
 def test_inverse_against_cpu_plugin(adjoint):
     rng = np.random.default_rng(int(adjoint))
-    for shape, dtype in [((1, 1), np.float32), ((3, 3), np.float32), ((2, 4, 4), np.float32), ((2, 3, 5, 5), np.float32),
-                         ((6, 6), np.float16), ((2, 2, 2), np.float32), ((0, 3, 3), np.float32), ((8, 8), np.float32)]:
-        a = well_conditioned(rng, shape, dtype)
-        built = build(lambda p: opset14.inverse(p["a"], adjoint), {"a": a})
-        expected = run_cpu(built)[1]
+    cases = [((1, 1), np.float32), ((3, 3), np.float32), ((2, 4, 4), np.float32), ((2, 3, 5, 5), np.float32),
+             ((6, 6), np.float16), ((2, 2, 2), np.float32), ((0, 3, 3), np.float32), ((8, 8), np.float32)]
+    builts = [build(lambda p: opset14.inverse(p["a"], adjoint), {"a": well_conditioned(rng, shape, dtype)})
+              for shape, dtype in cases]
+    for (shape, dtype), built, (_, expected) in zip(cases, builts, run_cpu_many(builts)):
         scale = float(np.abs(expected[0]).max()) if expected[0].size else 1.0
         tol = 2e-3 if dtype == np.float16 else 1e-4 * scale
         assert_same(run_irrun(built), expected, built.output_names, atol=tol, f16_ulp=dtype == np.float16,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import oracle as O
 import pytest
-from oracle import assert_same, build, run_cpu, run_reference
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_reference
 from test_oracle_activation import data, node, rand_shape
 from test_oracle_elementwise import assert_close, gen, run_irrun, shapes_for
 
@@ -54,6 +54,11 @@ def float_input(rng, shape, dtype, scale):
 
 def unary(opset, op_type, attrs=None):
     return lambda p: node(opset, op_type, [p["x"]], attrs)
+
+
+def cpu_outputs(cases):
+    """The CPU plugin's outputs for each (built, ...) case, the cases compiled as one model."""
+    return [outputs for _, outputs in run_cpu_many([built for built, *_ in cases])]
 
 
 @pytest.mark.parametrize("op_type", sorted(TRIG))
@@ -95,18 +100,22 @@ def test_trig_integer_semantics(op_type, dtype):
 def test_softsign():
     """x / (1 + |x|): reference on f32 and f64, CPU plugin on f16; exact."""
     rng = np.random.default_rng(31)
+    cases = []
     for case in range(9):
         t = ("f32", "f64", "f16")[case % 3]
         x = data(rng, rand_shape(rng), t, scale=5)
         if case == 0:
             x.flat[:4] = [1e38, -3e38, 1e-40, 8388607.5][: x.size]
-        built = build(unary("opset9", "SoftSign"), {"x": x})
-        expected = run_cpu(built)[1] if t == "f16" else run_reference(built)
+        cases.append((build(unary("opset9", "SoftSign"), {"x": x}), case, t))
+    cpu = iter(cpu_outputs([c for c in cases if c[2] == "f16"]))
+    for built, case, t in cases:
+        expected = next(cpu) if t == "f16" else run_reference(built)
         assert_same(run_irrun(built), expected, built.output_names, context=f"SoftSign case {case}: {t}")
 
 
 def test_erfinv_vs_cpu():
     rng = np.random.default_rng(32)
+    cases = []
     for case in range(8):
         t = ("f32", "f16", "f32", "f64")[case % 4]
         dtype = O.np_dtype(t)
@@ -117,9 +126,9 @@ def test_erfinv_vs_cpu():
         if t != "f64":  # the CPU plugin computes f64 in f32 and gives +-FLT_MAX for +-1
             pool += [1.0, -1.0]
         x[m] = rng.choice(np.array(pool, dtype), int(m.sum()))
-        built = build(unary("opset17", "ErfInv"), {"x": x})
-        context = f"ErfInv case {case}: {t} {shape}"
-        assert_close(run_irrun(built, context), run_cpu(built)[1], built.output_names, rtol=2e-4, atol=1e-6,
+        cases.append((build(unary("opset17", "ErfInv"), {"x": x}), f"ErfInv case {case}: {t} {shape}"))
+    for (built, context), expected in zip(cases, cpu_outputs(cases)):
+        assert_close(run_irrun(built, context), expected, built.output_names, rtol=2e-4, atol=1e-6,
                      context=context)
 
 
@@ -138,6 +147,7 @@ def test_selu_vs_cpu():
     """lambda * x for x > 0, else alpha * lambda * (exp(x) - 1); alpha and lambda of one element, or longer
     (the CPU plugin reads their first element)."""
     rng = np.random.default_rng(33)
+    cases = []
     for case in range(12):
         t = ("f32", "f16", "f64")[case % 3]
         dtype = O.np_dtype(t)
@@ -150,9 +160,9 @@ def test_selu_vs_cpu():
         def make(p, alpha=alpha, lam=lam):
             return node("opset1", "Selu", [p["x"], O.constant(alpha), O.constant(lam)])
 
-        built = build(make, {"x": x})
-        context = f"Selu case {case}: {t} {x.shape} alpha {alpha} lambda {lam}"
-        assert_close(run_irrun(built, context), run_cpu(built)[1], built.output_names, rtol=1e-5, atol=1e-6,
+        cases.append((build(make, {"x": x}), f"Selu case {case}: {t} {x.shape} alpha {alpha} lambda {lam}"))
+    for (built, context), expected in zip(cases, cpu_outputs(cases)):
+        assert_close(run_irrun(built, context), expected, built.output_names, rtol=1e-5, atol=1e-6,
                      context=context)
 
 
@@ -163,6 +173,7 @@ def test_selu_vs_cpu():
 ])
 def test_float_classification(op_type, attrs):
     rng = np.random.default_rng(34 + len(attrs))
+    cases = []
     for case in range(6):
         t = ("f32", "f16", "f64")[case % 3]
         x = data(rng, rand_shape(rng), t, special=t != "f64")
@@ -172,8 +183,9 @@ def test_float_classification(op_type, attrs):
             x.flat[: min(x.size, 3)] = [np.nan, np.inf, -np.inf][: min(x.size, 3)]
         if t == "f16":
             x.flat[-1] = 65504.0
-        built = build(unary("opset10", op_type, attrs), {"x": x})
-        assert_same(run_irrun(built), run_cpu(built)[1], built.output_names, context=f"{op_type} {attrs} {t}")
+        cases.append((build(unary("opset10", op_type, attrs), {"x": x}), t))
+    for (built, t), expected in zip(cases, cpu_outputs(cases)):
+        assert_same(run_irrun(built), expected, built.output_names, context=f"{op_type} {attrs} {t}")
 
 
 # --------------------------------------------------------------------------- bitwise
@@ -194,6 +206,7 @@ def narrow_safe(rng, shape, t):
 @pytest.mark.parametrize("op_type", ["BitwiseAnd", "BitwiseOr", "BitwiseXor"])
 def test_bitwise_binary_vs_cpu(op_type):
     rng = np.random.default_rng(sum(map(ord, op_type)))
+    cases = []
     for case in range(18):
         t = BITWISE_TYPES[case % len(BITWISE_TYPES)]
         mode = ("numpy", "none", "numpy")[case % 3]
@@ -201,16 +214,17 @@ def test_bitwise_binary_vs_cpu(op_type):
         a, b = narrow_safe(rng, sa, t), narrow_safe(rng, sb, t)
         built = build(lambda p, mode=mode: node("opset13", op_type, [p["a"], p["b"]], {"auto_broadcast": mode}),
                       {"a": a, "b": b})
-        assert_same(run_irrun(built), run_cpu(built)[1], built.output_names,
-                    context=f"{op_type} case {case}: {t} {sa} {sb} {mode}")
+        cases.append((built, f"{op_type} case {case}: {t} {sa} {sb} {mode}"))
+    for (built, context), expected in zip(cases, cpu_outputs(cases)):
+        assert_same(run_irrun(built), expected, built.output_names, context=context)
 
 
 def test_bitwise_not_vs_cpu():
     rng = np.random.default_rng(35)
-    for case, t in enumerate(BITWISE_TYPES * 2):
-        x = narrow_safe(rng, rand_shape(rng), t)
-        built = build(lambda p: node("opset13", "BitwiseNot", [p["x"]]), {"x": x})
-        assert_same(run_irrun(built), run_cpu(built)[1], built.output_names, context=f"BitwiseNot {case}: {t}")
+    cases = [(build(lambda p: node("opset13", "BitwiseNot", [p["x"]]), {"x": narrow_safe(rng, rand_shape(rng), t)}),
+              f"BitwiseNot {case}: {t}") for case, t in enumerate(BITWISE_TYPES * 2)]
+    for (built, context), expected in zip(cases, cpu_outputs(cases)):
+        assert_same(run_irrun(built), expected, built.output_names, context=context)
 
 
 SHIFT_COUNTS = [0, 1, 3, 7, 8, 9, 15, 16, 17, 30, 31, 32, 33, 63, 64, 65, 100, -1, -2, -31, -32, -33, -100]
@@ -231,15 +245,17 @@ def shift_case(rng, t, n=40):
 def test_shift_i32_reference(op_type):
     """i32 has a reference kernel: counts are taken modulo 32 (negative ones too), like x86 SHL/SAR."""
     rng = np.random.default_rng(36)
+    cases = []
     for case in range(4):
         a, b = shift_case(rng, "i32")
         a[:4] = [5, -5, 2**31 - 1, -(2**31)]
         if case % 2:
             a, b = a[:1].reshape(()), b.reshape(4, 10)
-        built = build(lambda p: node("opset15", op_type, [p["a"], p["b"]]), {"a": a, "b": b})
+        cases.append((build(lambda p: node("opset15", op_type, [p["a"], p["b"]]), {"a": a, "b": b}), case))
+    for (built, case), cpu in zip(cases, cpu_outputs(cases)):
         expected = run_reference(built)
         assert_same(run_irrun(built), expected, built.output_names, context=f"{op_type} i32 case {case}")
-        assert_same(run_cpu(built)[1], expected, built.output_names, context=f"{op_type} i32 CPU", who="CPU")
+        assert_same(cpu, expected, built.output_names, context=f"{op_type} i32 CPU", who="CPU")
 
 
 @pytest.mark.parametrize("op_type", ["BitwiseLeftShift", "BitwiseRightShift"])
@@ -247,6 +263,7 @@ def test_shift_i32_reference(op_type):
 def test_shift_narrow_types_vs_cpu(op_type, t):
     """Types up to 32 bits: promoted to int, count modulo 32, truncated back to the type."""
     rng = np.random.default_rng(37)
+    cases = []
     for case in range(3):
         a, b = shift_case(rng, t)
         if t == "u32" and op_type == "BitwiseRightShift":  # the CPU plugin shifts u32 as i32
@@ -254,8 +271,9 @@ def test_shift_narrow_types_vs_cpu(op_type, t):
         sb = [[40], [4, 10], [2, 1, 20]][case]
         a = a.reshape(sb) if case < 2 else a[:2].reshape(2, 1, 1)
         b = b.reshape(sb) if case < 2 else b[:20].reshape(1, 1, 20)
-        built = build(lambda p: node("opset15", op_type, [p["a"], p["b"]]), {"a": a, "b": b})
-        assert_same(run_irrun(built), run_cpu(built)[1], built.output_names, context=f"{op_type} {t} case {case}")
+        cases.append((build(lambda p: node("opset15", op_type, [p["a"], p["b"]]), {"a": a, "b": b}), case))
+    for (built, case), expected in zip(cases, cpu_outputs(cases)):
+        assert_same(run_irrun(built), expected, built.output_names, context=f"{op_type} {t} case {case}")
 
 
 @pytest.mark.parametrize("op_type", ["BitwiseLeftShift", "BitwiseRightShift"])

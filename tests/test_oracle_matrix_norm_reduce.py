@@ -25,7 +25,7 @@ import pytest
 from openvino import opset1, opset2, opset3, opset4, opset5, opset6, opset11
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_same, build, run_cpu_many, run_irrun
 
 reference = O.run_reference
 
@@ -44,6 +44,12 @@ def describe(d):
 
 def check(built, expected, atol=None, f16=False, context=""):
     assert_same(run_irrun(built, context), expected, built.output_names, atol=atol, f16_ulp=f16, context=context)
+
+
+def check_cpu(cases, atol):
+    """check() each (built, context) case against the CPU plugin, the cases compiled as one model."""
+    for (built, context), (_, expected) in zip(cases, run_cpu_many([built for built, _ in cases])):
+        check(built, expected, atol, context=context)
 
 
 def data(rng, shape, dtype, low=-3, high=4):
@@ -228,6 +234,7 @@ def test_topk_k_larger_than_dim_fails_at_run():
 
 def test_mvn6_sweep():
     rng = np.random.default_rng(50)
+    cases = []
     for i in range(40):
         dtype = (np.float32, np.float32, np.float16)[i % 3]
         rank = int(rng.integers(1, 5))
@@ -240,13 +247,17 @@ def test_mvn6_sweep():
         cfg = dict(shape=shape, axes=axes, variance=variance, eps=eps, eps_mode=eps_mode, dtype=np.dtype(dtype).name)
         built = build(lambda p: opset6.mvn(p["x"], O.constant(np.array(axes, np.int64)), variance, eps, eps_mode),
                       {"x": x})
-        # MVN-6 has no f16 reference kernel: f16 uses the CPU plugin
-        expected = reference(built) if dtype == np.float32 else run_cpu(built)[1]
-        check(built, expected, 2e-5, dtype == np.float16, f"MVN-6 {i}: {describe(cfg)}")
+        cases.append((built, dtype, f"MVN-6 {i}: {describe(cfg)}"))
+    # MVN-6 has no f16 reference kernel: f16 uses the CPU plugin
+    cpu = iter(run_cpu_many([built for built, dtype, _ in cases if dtype != np.float32]))
+    for built, dtype, context in cases:
+        expected = reference(built) if dtype == np.float32 else next(cpu)[1]
+        check(built, expected, 2e-5, dtype == np.float16, context)
 
 
 def test_mvn2_sweep():
     rng = np.random.default_rng(51)
+    cases = []
     for i in range(12):
         rank = int(rng.integers(3, 6))
         shape = [int(v) for v in rng.integers(1, 5, rank)]
@@ -254,14 +265,15 @@ def test_mvn2_sweep():
         eps = float(rng.choice([1e-9, 1e-5, 1e-2]))
         x = (rng.standard_normal(shape) * 2 - 1).astype(np.float32)
         built = build(lambda p: opset2.mvn(p["x"], across, variance, eps), {"x": x})
-        names, expected = run_cpu(built)
-        check(built, expected, 2e-5, context=f"MVN-2 {i}: shape={shape} across={across} variance={variance} eps={eps}")
+        cases.append((built, f"MVN-2 {i}: shape={shape} across={across} variance={variance} eps={eps}"))
+    check_cpu(cases, 2e-5)
 
 
 # ============================================================================ NormalizeL2, BatchNorm, LRN
 
 def test_normalize_l2_sweep():
     rng = np.random.default_rng(60)
+    cases = []
     for i in range(24):
         rank = int(rng.integers(1, 5))
         shape = [int(v) for v in rng.integers(1, 6, rank)]
@@ -273,13 +285,14 @@ def test_normalize_l2_sweep():
         x[rng.random(shape) < 0.1] = 0
         built = build(lambda p: opset1.normalize_l2(p["x"], axes_const(axes), eps, eps_mode),
                       {"x": x})
-        names, expected = run_cpu(built)
-        check(built, expected, 2e-5, context=f"NormalizeL2 {i}: shape={shape} axes={axes} eps={eps} {eps_mode}")
+        cases.append((built, f"NormalizeL2 {i}: shape={shape} axes={axes} eps={eps} {eps_mode}"))
+    check_cpu(cases, 2e-5)
 
 
 @pytest.mark.parametrize("version", (1, 5))
 def test_batch_norm(version):
     rng = np.random.default_rng(70 + version)
+    cases = []
     for i in range(8):
         rank = int(rng.integers(2, 6))
         shape = [int(v) for v in rng.integers(1, 5, rank)]
@@ -290,12 +303,13 @@ def test_batch_norm(version):
         x = rng.standard_normal(shape).astype(np.float32)
         factory = opset1.batch_norm_inference if version == 1 else opset5.batch_norm_inference
         built = build(lambda p: factory(p["x"], *(O.constant(v) for v in (gamma, beta, mean, var)), eps), {"x": x})
-        names, expected = run_cpu(built)
-        check(built, expected, 2e-5, context=f"BatchNormInference-{version} {i}: shape={shape}")
+        cases.append((built, f"BatchNormInference-{version} {i}: shape={shape}"))
+    check_cpu(cases, 2e-5)
 
 
 def test_lrn():
     rng = np.random.default_rng(80)
+    cases = []
     for i in range(12):
         shape = [int(v) for v in rng.integers(1, 6, 4)]
         axes = [[1], [2, 3]][i % 2]
@@ -306,5 +320,5 @@ def test_lrn():
         x = rng.standard_normal(shape).astype(np.float32)
         built = build(lambda p: opset1.lrn(p["x"], O.constant(np.array(axes, np.int64)), alpha, beta, bias, size),
                       {"x": x})
-        names, expected = run_cpu(built)
-        check(built, expected, 2e-5, context=f"LRN {i}: shape={shape} axes={axes} size={size} a={alpha} b={beta}")
+        cases.append((built, f"LRN {i}: shape={shape} axes={axes} size={size} a={alpha} b={beta}"))
+    check_cpu(cases, 2e-5)

@@ -17,7 +17,7 @@ from openvino.opset4.ops import range as range4
 from openvino import opset1, opset3, opset6, opset7, opset8, opset12, opset15
 
 import oracle as O
-from oracle import assert_same, build, run_cpu
+from oracle import assert_same, build, run_cpu, run_cpu_many
 
 import irrun
 from irrun.errors import IRError
@@ -49,7 +49,12 @@ def check(make, inputs, context, *, oracle="reference", patch=None):
     Node.evaluate hands back a scalar output as shape (1,) (Squeeze/Reshape to a scalar: the model
     declares [] and the CPU plugin gives ()), so a one-element result is compared in the declared shape."""
     built = build(make, inputs, patch=patch)
-    expected = reference(built) if oracle == "reference" else run_cpu(built)[1]
+    compare(built, reference(built) if oracle == "reference" else run_cpu(built)[1], context)
+    return built
+
+
+def compare(built, expected, context):
+    """irrun vs ``expected`` (OpenVINO's outputs for ``built``), bit-exact, as check() compares."""
     for k, out in enumerate(built.model.outputs):
         ps = out.get_partial_shape()
         if ps.is_static and len(ps) == 0 and expected[k].shape == (1,):
@@ -58,7 +63,6 @@ def check(make, inputs, context, *, oracle="reference", patch=None):
     got = model.run(built.feed_dict)
     assert [t.element_type for t in model.outputs] == built.output_types, context
     assert_same(got, expected, built.output_names, context=context)
-    return built
 
 
 class Case:
@@ -432,6 +436,7 @@ def test_gather_sweep(version):
 
 def test_gather_elements_sweep():
     rng = np.random.default_rng(18)
+    cases = []
     for case in range(40):
         rank = int(rng.integers(1, 5))
         shape = [int(d) for d in rng.integers(1, 4, rank)]
@@ -449,8 +454,10 @@ def test_gather_elements_sweep():
         i = c.node("i", idx.astype(np.int64 if case % 2 else np.int32), case % 3 != 0)
         # GatherElements has no reference kernel: the CPU plugin is the oracle (i64 data kept small:
         # the plugin narrows it to i32).
-        check(lambda p: opset6.gather_elements(x(p), i(p), axis), c.inputs,
-              describe(case=case, shape=shape, axis=axis, idx=idx.tolist()), oracle="cpu")
+        cases.append((build(lambda p: opset6.gather_elements(x(p), i(p), axis), c.inputs),
+                      describe(case=case, shape=shape, axis=axis, idx=idx.tolist())))
+    for (built, context), (_, expected) in zip(cases, run_cpu_many([built for built, _ in cases])):
+        compare(built, expected, context)
 
 
 def test_scatter_update_sweep():

@@ -7,10 +7,10 @@ the plugin's expf)."""
 import numpy as np
 import pytest
 from openvino import opset8, opset9
-from oracle import assert_same, build, run_cpu
+from oracle import assert_same, build, run_cpu, run_cpu_many
 
 import irrun
-from irrun.check import check
+from irrun.tools.check import check
 
 
 def make_boxes(rng, batches, count, normalized):
@@ -27,12 +27,15 @@ def make_scores(rng, shape, ties):
     return scores
 
 
-def verify(built, context, score_atol=None):
+def verify(built, context, score_atol=None, cpu=None):
+    """irrun vs the CPU plugin's outputs (``cpu``: a run_cpu_many result computed before, else run now)."""
     report = check(built.xml)
     assert not report.errors, f"{context}\n" + "\n".join(report.lines())
     model = irrun.load(built.xml)
     assert model.outputs[0].shape == (None, 6)
-    names, expected = run_cpu(built)
+    if isinstance(cpu, Exception):  # the plugin refused this case (keep_refusals)
+        raise cpu
+    names, expected = cpu or run_cpu(built)
     got = model.run(built.feed_dict)
     assert_same(got, expected, names, atol=[score_atol, None, None], context=context)
     return expected
@@ -47,9 +50,19 @@ def common_attrs(rng, seed):
 
 # ---------------------------------------------------------------- MulticlassNms-8 / 9 (shared boxes)
 
-@pytest.mark.parametrize("version", [8, 9])
-@pytest.mark.parametrize("seed", range(12))
-def test_multiclass_nms(version, seed, tmp_path):
+@pytest.fixture(scope="module")
+def multiclass_cpu(tmp_path_factory):
+    """Every MulticlassNms case of this module with the CPU plugin's outputs, the cases compiled as one model
+    (alone, each costs a compile of 0.1-0.3 s): {(version or "rois", seed): (built, context, outputs)}."""
+    root = tmp_path_factory.mktemp("multiclass")
+    cases = {(version, seed): multiclass_case(version, seed, root / f"v{version}_{seed}")
+             for version in (8, 9) for seed in range(12)}
+    cases.update({("rois", seed): rois_num_case(seed, root / f"rois{seed}") for seed in range(8)})
+    results = run_cpu_many([built for built, _ in cases.values()], keep_refusals=True)
+    return {key: (built, context, result) for (key, (built, context)), result in zip(cases.items(), results)}
+
+
+def multiclass_case(version, seed, path):
     rng = np.random.default_rng(1000 + seed + 100 * version)
     batches, classes, count = int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 16))
     attrs = common_attrs(rng, seed)
@@ -58,12 +71,18 @@ def test_multiclass_nms(version, seed, tmp_path):
     inputs = {"boxes": make_boxes(rng, batches, count, normalized),
               "scores": make_scores(rng, (batches, classes, count), seed % 5 == 4)}
     factory = opset8.multiclass_nms if version == 8 else opset9.multiclass_nms
-    built = build(lambda p: factory(p["boxes"], p["scores"], **attrs), inputs, tmp_path)
-    verify(built, f"v{version} seed {seed}: {batches}x{classes}x{count} {attrs}")
+    built = build(lambda p: factory(p["boxes"], p["scores"], **attrs), inputs, path)
+    return built, f"v{version} seed {seed}: {batches}x{classes}x{count} {attrs}"
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_multiclass_nms9_rois_num(seed, tmp_path):
+@pytest.mark.parametrize("version", [8, 9])
+@pytest.mark.parametrize("seed", range(12))
+def test_multiclass_nms(version, seed, multiclass_cpu):
+    built, context, cpu = multiclass_cpu[version, seed]
+    verify(built, context, cpu=cpu)
+
+
+def rois_num_case(seed, path):
     """boxes [C, M, 4], scores [C, M] and roisnum [N]: image i owns roisnum[i] consecutive boxes (0 allowed)."""
     rng = np.random.default_rng(1300 + seed)
     classes = int(rng.integers(1, 4))
@@ -76,8 +95,14 @@ def test_multiclass_nms9_rois_num(seed, tmp_path):
     inputs = {"boxes": make_boxes(rng, classes, count, attrs["normalized"]),
               "scores": make_scores(rng, (classes, count), seed % 4 == 3),
               "roisnum": rois.astype(np.int32 if seed % 2 else np.int64)}
-    built = build(lambda p: opset9.multiclass_nms(p["boxes"], p["scores"], p["roisnum"], **attrs), inputs, tmp_path)
-    verify(built, f"seed {seed}: {classes} classes roisnum {rois.tolist()} {attrs}")
+    built = build(lambda p: opset9.multiclass_nms(p["boxes"], p["scores"], p["roisnum"], **attrs), inputs, path)
+    return built, f"seed {seed}: {classes} classes roisnum {rois.tolist()} {attrs}"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_multiclass_nms9_rois_num(seed, multiclass_cpu):
+    built, context, cpu = multiclass_cpu["rois", seed]
+    verify(built, context, cpu=cpu)
 
 
 # ---------------------------------------------------------------- MatrixNms-8

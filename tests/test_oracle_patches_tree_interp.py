@@ -13,26 +13,23 @@ from openvino import opset1, opset3
 from openvino.utils.node_factory import NodeFactory
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_cpu_many, assert_same, build, run_cpu, run_cpu_many, run_irrun
 
 from irrun.errors import IRError
-
-
-def check(make, inputs, context, atol=None):
-    built = build(make, inputs)
-    assert_same(run_irrun(built, context), run_cpu(built)[1], built.output_names, atol=atol, context=context)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])
 def test_gather_tree(dtype):
     rng = np.random.default_rng(len(dtype))
+    cases = []
     for case, (t, b, w, lengths, end) in enumerate([(4, 2, 3, [3, 4], 2), (5, 1, 4, [5], 0), (3, 3, 2, [2, 1, 9], 1),
                                                     (6, 2, 5, [6, 2], 3), (1, 1, 1, [1], 0)]):
         step = rng.integers(0, 5, (t, b, w)).astype(dtype)
         parents = rng.integers(0, w, (t, b, w)).astype(dtype)
-        check(lambda p: opset1.gather_tree(p["s"], p["p"], p["m"], p["e"]),
-              {"s": step, "p": parents, "m": np.array(lengths, dtype), "e": np.array(end, dtype)},
-              f"GatherTree {dtype} case {case}")
+        cases.append((build(lambda p: opset1.gather_tree(p["s"], p["p"], p["m"], p["e"]),
+                            {"s": step, "p": parents, "m": np.array(lengths, dtype), "e": np.array(end, dtype)}),
+                      f"GatherTree {dtype} case {case}"))
+    assert_cpu_many(cases)
 
 
 def test_gather_tree_hand_values():
@@ -62,14 +59,16 @@ def test_gather_tree_bad_parent_is_an_error():
 
 def test_extract_image_patches():
     rng = np.random.default_rng(3)
+    cases = []
     for case, (shape, sizes, strides, rates, pad) in enumerate([
             ((2, 1, 5, 5), [2, 2], [2, 2], [1, 1], "same_upper"), ((1, 3, 7, 6), [3, 2], [2, 3], [1, 2], "valid"),
             ((1, 2, 6, 6), [3, 3], [1, 1], [2, 2], "same_lower"), ((2, 2, 4, 5), [2, 3], [3, 2], [1, 1], "same_upper"),
             ((1, 1, 3, 3), [4, 4], [1, 1], [1, 1], "valid"), ((1, 2, 5, 4), [1, 1], [2, 2], [3, 3], "same_lower")]):
         dtype = ["float32", "int32", "uint8", "float16"][case % 4]
         x = rng.integers(0, 50, shape).astype(dtype)
-        check(lambda p: opset3.extract_image_patches(p["x"], sizes, strides, rates, pad), {"x": x},
-              f"ExtractImagePatches case {case}")
+        cases.append((build(lambda p: opset3.extract_image_patches(p["x"], sizes, strides, rates, pad), {"x": x}),
+                      f"ExtractImagePatches case {case}"))
+    assert_cpu_many(cases)
 
 
 INTERPOLATE_CASES = [  # shape, axes, sizes, mode, align_corners, pads (0: none)
@@ -105,6 +104,7 @@ def test_interpolate_1():
     """Oracles: the CPU plugin on the Interpolate-1 file, and the reference evaluate of the Interpolate-4 its
     conversion pass writes (where that reference accepts the axes)."""
     rng = np.random.default_rng(1)
+    cases = []
     for case, (shape, axes, sizes, mode, align, pads) in enumerate(INTERPOLATE_CASES):
         x = (rng.integers(0, 64, shape) / 8).astype(np.float32)
         attrs = {"axes": axes, "mode": mode, "align_corners": align, "antialias": False,
@@ -120,7 +120,9 @@ def test_interpolate_1():
             reference = None
         if reference is not None:
             assert_same(got, reference, built.output_names, atol=1e-5, context=context)
-        assert_same(got, run_cpu(built)[1], built.output_names, atol=1e-5, context=context)
+        cases.append((got, built, context))
+    for (got, built, context), (_, expected) in zip(cases, run_cpu_many([built for _, built, _ in cases])):
+        assert_same(got, expected, built.output_names, atol=1e-5, context=context)
 
 
 def test_interpolate_1_area_is_refused():

@@ -10,7 +10,7 @@ from openvino import opset1, opset13, opset15
 from oracle import assert_same, build, run_cpu
 
 import irrun
-from irrun.check import check
+from irrun.tools.check import check
 
 
 def verify(built, context, atol=None):

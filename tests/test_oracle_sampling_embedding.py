@@ -25,12 +25,13 @@ import pytest
 from openvino import opset3, opset9, opset15
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun, run_reference
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun, run_reference
 
 
-def check_cpu(built, atol=None, context="", f16_ulp=False):
-    names, expected = run_cpu(built)
-    assert_same(run_irrun(built, context), expected, names, atol=atol, context=context, f16_ulp=f16_ulp)
+def check_cpu(cases, atol=None, f16_ulp=False):
+    """Compare irrun with the CPU plugin on each (built, context) case; the cases compile as one model."""
+    for (built, context), (names, expected) in zip(cases, run_cpu_many([built for built, _ in cases])):
+        assert_same(run_irrun(built, context), expected, names, atol=atol, context=context, f16_ulp=f16_ulp)
 
 
 # ---------------------------------------------------------------- GridSample
@@ -59,28 +60,30 @@ def grid_case(rng, mode, padding, align, i, data_dtype=np.float32, grid_dtype=np
 @pytest.mark.parametrize("mode", MODES)
 def test_grid_sample_f32_reference_and_cpu(mode):
     rng = np.random.default_rng(100 + MODES.index(mode))
-    for i, (padding, align, rep) in enumerate(itertools.product(PADDINGS, (False, True), range(3))):
-        built, ctx = grid_case(rng, mode, padding, align, i)
+    cases = [grid_case(rng, mode, padding, align, i)
+             for i, (padding, align, rep) in enumerate(itertools.product(PADDINGS, (False, True), range(3)))]
+    for (built, ctx), (_, cpu) in zip(cases, run_cpu_many([built for built, _ in cases])):
         got = run_irrun(built, ctx)
         assert_same(got, run_reference(built), built.output_names, atol=1e-5, context=ctx)
-        assert_same(got, run_cpu(built)[1], built.output_names, atol=1e-5, context=ctx, who="irrun vs CPU")
+        assert_same(got, cpu, built.output_names, atol=1e-5, context=ctx, who="irrun vs CPU")
 
 
 @pytest.mark.parametrize("types", [(np.float16, np.float32), (np.float16, np.float16), (np.float32, np.float16)])
 def test_grid_sample_half_types_cpu(types):
     rng = np.random.default_rng(200)
-    for i, (mode, padding, align) in enumerate(itertools.product(MODES, PADDINGS, (False, True))):
-        built, ctx = grid_case(rng, mode, padding, align, i, *types)
-        check_cpu(built, atol=1e-5 if types[0] == np.float32 else 2e-3, context=ctx, f16_ulp=True)
+    cases = [grid_case(rng, mode, padding, align, i, *types)
+             for i, (mode, padding, align) in enumerate(itertools.product(MODES, PADDINGS, (False, True)))]
+    check_cpu(cases, atol=1e-5 if types[0] == np.float32 else 2e-3, f16_ulp=True)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32])
 def test_grid_sample_integer_data_cpu(dtype):
     rng = np.random.default_rng(300)
-    for i, (mode, padding, align) in enumerate(itertools.product(MODES, PADDINGS, (False, True))):
-        built, ctx = grid_case(rng, mode, padding, align, i, dtype)
+    modes = list(itertools.product(MODES, PADDINGS, (False, True)))
+    cases = [grid_case(rng, mode, padding, align, i, dtype) for i, (mode, padding, align) in enumerate(modes)]
+    for (mode, _, _), (built, ctx), (_, cpu) in zip(modes, cases, run_cpu_many([built for built, _ in cases])):
         got = list(run_irrun(built, ctx).values())[0]
-        expected = run_cpu(built)[1][0]
+        expected = cpu[0]
         assert got.dtype == expected.dtype and got.shape == expected.shape, ctx
         diff = np.abs(got.astype(np.int64) - expected.astype(np.int64))
         assert diff.max(initial=0) <= (0 if mode == "nearest" else 1), f"{ctx}\n{got}\n{expected}"
@@ -131,10 +134,9 @@ def col2im_case(rng, i, dtype=np.float32):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8])
 def test_col2im_cpu(dtype):
     rng = np.random.default_rng(400 + np.dtype(dtype).itemsize)
-    for i in range(12 if dtype == np.float32 else 6):
-        built, ctx = col2im_case(rng, i, dtype)
-        atol = {np.float32: 1e-5, np.float16: 1e-5}.get(dtype)
-        check_cpu(built, atol=atol, context=ctx, f16_ulp=dtype == np.float16)
+    cases = [col2im_case(rng, i, dtype) for i in range(12 if dtype == np.float32 else 6)]
+    atol = {np.float32: 1e-5, np.float16: 1e-5}.get(dtype)
+    check_cpu(cases, atol=atol, f16_ulp=dtype == np.float16)
 
 
 def test_col2im_shape_errors():
@@ -195,15 +197,14 @@ def offsets_case(rng, i, dtype, version):
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_embedding_bag_offsets_cpu(version, dtype):
     rng = np.random.default_rng(500 + version)
-    for i in range(16):
-        built, ctx = offsets_case(rng, i, dtype, version)
-        check_cpu(built, atol=1e-5 if dtype == np.float32 else None, context=ctx)
+    check_cpu([offsets_case(rng, i, dtype, version) for i in range(16)], atol=1e-5 if dtype == np.float32 else None)
 
 
 @pytest.mark.parametrize("version", [3, 15])
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_embedding_bag_packed_cpu(version, dtype):
     rng = np.random.default_rng(600 + version)
+    cases = []
     for i in range(10):
         rows, tail = int(rng.integers(1, 7)), [int(rng.integers(1, 4))]
         emb = table(rng, dtype, rows, tail)
@@ -221,12 +222,14 @@ def test_embedding_bag_packed_cpu(version, dtype):
                 return opset3.embedding_bag_packed_sum(*args)
             return opset15.embedding_bag_packed(*args, reduction=reduction)
 
-        check_cpu(build(make, inputs), atol=1e-5 if dtype == np.float32 else None, context=ctx)
+        cases.append((build(make, inputs), ctx))
+    check_cpu(cases, atol=1e-5 if dtype == np.float32 else None)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_embedding_segments_sum_cpu(dtype):
     rng = np.random.default_rng(700)
+    cases = []
     for i in range(14):
         rows, tail = int(rng.integers(1, 7)), [int(rng.integers(1, 4))]
         emb = table(rng, dtype, rows, tail)
@@ -252,7 +255,8 @@ def test_embedding_segments_sum_cpu(dtype):
             num = p["n"] if "n" in p else O.constant(np.array(segments, itype))
             return opset3.embedding_segments_sum(p["e"], p["i"], p["s"], num, *extra, *([p["w"]] if "w" in p else []))
 
-        check_cpu(build(make, inputs), atol=1e-5 if dtype == np.float32 else None, context=ctx)
+        cases.append((build(make, inputs), ctx))
+    check_cpu(cases, atol=1e-5 if dtype == np.float32 else None)
 
 
 def _both_fail(built, ctx):
@@ -291,11 +295,11 @@ def test_embedding_negative_default_and_unused_default():
     """A default index of -1 fills empty bags with zeros (other negative values are errors when used, -2 unused
     is fine); an out-of-range default index that no bag uses is accepted."""
     emb = np.arange(12, dtype=np.float32).reshape(4, 3)
-    for default, offsets in [(-2, [0, 3]), (-1, [0, 2, 2]), (-1, [0, 0, 3]), (7, [0, 3])]:
-        built = build(lambda p: opset15.embedding_bag_offsets(p["e"], p["i"], p["o"], O.constant(np.int32(default)),
-                                                               reduction="mean"),
-                      dict(e=emb, i=np.array([0, 1, 2, 3], np.int32), o=np.array(offsets, np.int32)))
-        check_cpu(built, context=f"default {default} offsets {offsets}")
+    check_cpu([(build(lambda p: opset15.embedding_bag_offsets(p["e"], p["i"], p["o"], O.constant(np.int32(default)),
+                                                              reduction="mean"),
+                      dict(e=emb, i=np.array([0, 1, 2, 3], np.int32), o=np.array(offsets, np.int32))),
+                f"default {default} offsets {offsets}")
+               for default, offsets in [(-2, [0, 3]), (-1, [0, 2, 2]), (-1, [0, 0, 3]), (7, [0, 3])]])
 
 
 def test_embedding_weights_with_mean_rejected():

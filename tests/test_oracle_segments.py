@@ -12,14 +12,9 @@ from openvino import opset15
 import openvino.opset16 as opset16
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_cpu_many, assert_same, build, run_cpu, run_irrun
 
 from irrun.errors import IRError
-
-
-def check(make, inputs, context):
-    built = build(make, inputs)
-    assert_same(run_irrun(built, context), run_cpu(built)[1], built.output_names, context=context)
 
 
 SLICES = [  # data shape, start, stop, step, axes
@@ -31,6 +26,7 @@ SLICES = [  # data shape, start, stop, step, axes
 
 def test_slice_scatter_sweep():
     rng = np.random.default_rng(15)
+    cases = []
     for case, (shape, start, stop, step, axes) in enumerate(SLICES):
         dtype = ["float32", "int32", "int64", "float16", "uint8", "bool", "int8"][case % 7]
         data = rng.integers(0, 9, shape).astype(dtype)
@@ -42,8 +38,9 @@ def test_slice_scatter_sweep():
         itype = (np.int32, np.int64)[case % 2]
         consts = [O.constant(np.array(v, itype)) for v in (start, stop, step)]
         axes_const = [O.constant(np.array(axes, itype))] if axes is not None else []
-        check(lambda p: opset15.slice_scatter(p["d"], p["u"], *consts, *axes_const), {"d": data, "u": updates},
-              f"SliceScatter case {case} {dtype}")
+        cases.append((build(lambda p: opset15.slice_scatter(p["d"], p["u"], *consts, *axes_const),
+                            {"d": data, "u": updates}), f"SliceScatter case {case} {dtype}"))
+    assert_cpu_many(cases)
 
 
 def test_slice_scatter_refuses_a_wrong_updates_shape():
@@ -61,6 +58,7 @@ def test_slice_scatter_refuses_a_wrong_updates_shape():
 def test_segment_max(mode):
     rng = np.random.default_rng(len(mode))
     specials = np.array([np.nan, -np.inf, np.inf, 0.0, -0.0, 1.5, -2.0], np.float32)
+    cases = []
     for case, (shape, ids, count, dtype) in enumerate([
             ((6, 3), [0, 0, 1, 3, 3, 3], 5, np.float32), ((6,), [0, 0, 0, 2, 2, 4], None, np.float32),
             ((4, 2, 2), [1, 1, 2, 2], 2, np.int32), ((5,), [0, 1, 1, 1, 7], 3, np.int32),
@@ -72,8 +70,9 @@ def test_segment_max(mode):
             data = rng.integers(0, 100, shape).astype(dtype)
         ids_const = O.constant(np.array(ids, (np.int32, np.int64)[case % 2]))
         count_const = O.constant(np.array(count, np.int64)) if count is not None else None
-        check(lambda p: opset16.segment_max(p["d"], ids_const, count_const, mode), {"d": data},
-              f"SegmentMax {mode} case {case}")
+        cases.append((build(lambda p: opset16.segment_max(p["d"], ids_const, count_const, mode), {"d": data}),
+                      f"SegmentMax {mode} case {case}"))
+    assert_cpu_many(cases)
 
 
 def test_segment_max_i64_lowest_cpu_plugin_narrows():
@@ -105,12 +104,15 @@ def test_sparse_fill_empty_rows():
     rng = np.random.default_rng(16)
     cases = [([5, 3], [[3, 1], [0, 0], [3, 0], [1, 2]], np.float32), ([4, 4], [[0, 1], [0, 0], [2, 3]], np.int32),
              ([3, 2], [], np.float32), ([2, 5], [[0, 4], [1, 0], [1, 3]], np.int64), ([6, 1], [[5, 0]], np.float16)]
+    checks = []
     for case, (dense, idx, dtype) in enumerate(cases):
         itype = (np.int64, np.int32)[case % 2]
         idx = np.array(idx, itype).reshape(-1, 2)
         values = rng.integers(1, 50, idx.shape[0]).astype(dtype)
-        check(lambda p: opset16.sparse_fill_empty_rows(p["v"], p["s"], p["i"], O.constant(np.array(-7, dtype))),
-              {"v": values, "s": np.array(dense, itype), "i": idx}, f"SparseFillEmptyRows case {case}")
+        checks.append((build(lambda p: opset16.sparse_fill_empty_rows(p["v"], p["s"], p["i"],
+                                                                      O.constant(np.array(-7, dtype))),
+                             {"v": values, "s": np.array(dense, itype), "i": idx}), f"SparseFillEmptyRows case {case}"))
+    assert_cpu_many(checks)
 
 
 def test_sparse_fill_empty_rows_out_of_range_entries_are_kept():

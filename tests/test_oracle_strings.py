@@ -220,7 +220,7 @@ def test_string_inputs_from_numpy_and_the_cli(tmp_path):
     fixed-width bytes (readable without pickle), and the printed summary copes with them."""
     from click.testing import CliRunner
 
-    from irrun.cli import cli
+    from irrun.cli.main import cli
 
     param = opset1.parameter([3], ov.Type.string, name="text")
     unpack = opset15.string_tensor_unpack(param)

@@ -16,7 +16,7 @@ from openvino import opset9, opset14
 import openvino.opset16 as opset16
 
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun, run_reference
+from oracle import assert_cpu_many, assert_same, build, run_cpu, run_irrun, run_reference
 
 from irrun.errors import IRError
 
@@ -30,8 +30,8 @@ def check(make, inputs, context, oracle="reference"):
 @pytest.mark.parametrize("dtype", ["float32", "int8", "int64", "bool", "float16", "uint16"])
 def test_identity(dtype):
     x = np.arange(-3, 9).reshape(3, 4).astype(dtype)
-    check(lambda p: opset16.identity(p["x"]), {"x": x}, dtype, "cpu")
-    check(lambda p: opset16.identity(p["x"]), {"x": np.zeros((0, 2), dtype)}, dtype + " empty", "cpu")
+    assert_cpu_many([(build(lambda p: opset16.identity(p["x"]), {"x": x}), dtype),
+                     (build(lambda p: opset16.identity(p["x"]), {"x": np.zeros((0, 2), dtype)}), dtype + " empty")])
 
 
 @pytest.mark.parametrize("mode", [None, "ignore_negative", "normalize"])
@@ -59,6 +59,7 @@ def test_one_hot_16_normalize_hand_values():
 def test_eye(out):
     cases = [(3, 4, -1, None), (4, 4, 0, [2]), (2, 5, 3, [2, 3]), (3, 2, -3, None), (3, 3, 7, [1]), (0, 3, 0, None),
              (3, 0, 0, [2]), (1, 1, 0, [0])]
+    checks = []
     for case, (rows, cols, diag, batch) in enumerate(cases):
         if case % 2 != len(out) % 2 and case not in (2, 5):  # half the cases per type, all of them over the types
             continue
@@ -67,7 +68,12 @@ def test_eye(out):
         if batch is not None:
             feeds["b"] = np.array(batch, itype)
         make = lambda p: opset9.eye(p["r"], p["c"], p["d"], out, p.get("b"))  # noqa: E731
-        check(make, feeds, f"Eye {out} case {case}", "cpu" if out in ("boolean", "u32") else "reference")
+        checks.append((build(make, feeds), f"Eye {out} case {case}"))
+    if out in ("boolean", "u32"):
+        assert_cpu_many(checks)
+    else:
+        for built, context in checks:
+            assert_same(run_irrun(built, context), run_reference(built), built.output_names, context=context)
 
 
 PROMOTE_TYPES = ["boolean", "f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]

@@ -13,8 +13,9 @@ import distributed
 import pytest
 
 import parallel_tasks
-from irrun import dask_local, heap, parallel
-from irrun.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
+from irrun.engine import heap
+from irrun.scale import dask_local, parallel, tasks
+from irrun.scale.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +86,7 @@ def test_a_chunk_whose_worker_died_once_is_retried(dying_cluster, tasks_by_value
 
 def test_local_cluster_workers_get_no_malloc_trim_threshold(cluster, tasks_by_value):
     assert map_ordered(parallel_tasks.environ_value, ["MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS"],
-                       dask=cluster) == [None, parallel._STARTUP_THREAD_ENV["OMP_NUM_THREADS"]]
+                       dask=cluster) == [None, tasks._STARTUP_THREAD_ENV["OMP_NUM_THREADS"]]
 
 
 def test_local_cluster_workers_run_no_sampling_profiler(cluster, tasks_by_value):

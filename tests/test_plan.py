@@ -6,10 +6,11 @@ import pytest
 from openvino import opset1, opset3, opset8
 
 import irrun
-from irrun import plan as plan_module
+from irrun.engine import plan as plan_module
+from irrun.engine import runtime
 from irrun.errors import MemoryBudgetError
 from irrun.ops.activation import Relu
-from irrun.plan import KERNEL, Step
+from irrun.engine.plan import KERNEL, Step
 from oracle import run_reference
 
 
@@ -51,10 +52,10 @@ def test_plan_is_cached_per_input_shape_and_inference_runs_once(tmp_path, monkey
 
 def test_plan_cache_is_bounded(tmp_path):
     model = irrun.load(chain_model(tmp_path))
-    for batch in range(1, 3 * irrun.runtime.PLAN_CACHE_SIZE):
+    for batch in range(1, 3 * runtime.PLAN_CACHE_SIZE):
         data = np.linspace(-1, 1, 4 * batch, dtype=np.float32).reshape(batch, 4)
         np.testing.assert_array_equal(next(iter(model.run([data]).values())), reference(model.path, [data])[0])
-    assert len(model._plans) == irrun.runtime.PLAN_CACHE_SIZE
+    assert len(model._plans) == runtime.PLAN_CACHE_SIZE
 
 
 def test_plan_prints_its_steps_with_shapes_and_freeing_points(tmp_path):

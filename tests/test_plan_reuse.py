@@ -11,11 +11,11 @@ from openvino import opset1, opset3, opset8
 from openvino.op.util import Variable, VariableInfo
 
 import irrun
-from irrun import plan as plan_module
-from irrun import runtime
+from irrun.engine import plan as plan_module
+from irrun.engine import runtime
 from irrun.errors import MemoryBudgetError
-from irrun.generate import IrrunDecoder
-from irrun.plan import KERNEL, Step
+from irrun.tools.generate import IrrunDecoder
+from irrun.engine.plan import KERNEL, Step
 from oracle import run_reference
 
 CORPUS = Path(__file__).parent / "data" / "llm"

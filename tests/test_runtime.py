@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 import irrun
 from irbuild import IRBuilder
-from irrun.cli import cli
+from irrun.cli.main import cli
 from irrun.errors import UnsupportedOpError
 from irrun.ops.conversion import Convert
 

@@ -56,7 +56,7 @@ def test_f16_weights_converted_at_load_are_not_resident_twice(tmp_path):
 
 def test_outputs_do_not_depend_on_releases(tmp_path, monkeypatch):
     """Releasing after every constant, or only once at the end of load, gives the same bits."""
-    import irrun.runtime
+    import irrun.engine.loader
 
     rng = np.random.default_rng(2)
     a = rng.standard_normal((64, 64)).astype(np.float16)
@@ -66,7 +66,7 @@ def test_outputs_do_not_depend_on_releases(tmp_path, monkeypatch):
                   {"x": rng.standard_normal((2, 64)).astype(np.float32)}, tmp_path)
     results = []
     for threshold in (0, 1 << 40):
-        monkeypatch.setattr(irrun.runtime, "RELEASE_BYTES", threshold)
+        monkeypatch.setattr(irrun.engine.loader, "RELEASE_BYTES", threshold)
         results.append(next(iter(irrun.load(built.xml).run(built.feeds).values())))
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_allclose(results[0], run_reference(built)[0], rtol=1e-4, atol=1e-4)

@@ -325,7 +325,7 @@ def export_seq2seq(arch, spec, root: Path, work: Path, variants, log):
                 _save(core.read_model(export_dir / xml), out, export_dir, xml, variant)
             encoder_compiled = compile_cpu(core, core.read_model(out / "openvino_encoder_model.xml"))
 
-            def encoder(batch, rng):
+            def encoder(batch, rng, encoder_compiled=encoder_compiled):  # run within this iteration
                 if arch == "whisper":
                     feeds = {"input_features": rng.standard_normal(
                         (batch, config.num_mel_bins, 2 * config.max_source_positions)).astype(np.float32)}

@@ -1,4 +1,4 @@
-"""Regenerate irrun/release_table.py: which OpenVINO release first reads each op version, element type and
+"""Regenerate irrun/tools/release_table.py: which OpenVINO release first reads each op version, element type and
 attribute value, measured on the releases themselves.
 
 Each release's `openvino` wheel is installed in a throwaway venv (under --venvs, /tmp by default); a probe run
@@ -13,7 +13,7 @@ with that venv's Python reads one small IR per feature with `Core.read_model` an
 - small models using newer features, saved by the current release into tests/data/release_compat/, with
   every release's verdict in expected.json there (tests/test_check_target.py checks --target against it).
 
-    python tools/release_compat.py                       # all RELEASES, writes irrun/release_table.py
+    python tools/release_compat.py                       # all RELEASES, writes irrun/tools/release_table.py
     python tools/release_compat.py --find-links /tmp/ovwheels --releases 2024.0.0 2025.0.0
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ RELEASES = ["2023.0.0", "2023.1.0", "2023.2.0", "2023.3.0", "2024.0.0", "2024.1.
             "2024.5.0", "2024.6.0", "2025.0.0", "2025.1.0", "2025.2.0", "2025.3.0", "2025.4.0", "2026.0.0", "2026.1.0",
             "2026.2.0", "2026.3.0"]
 CURRENT = "2026.4"  # the installed oracle: reads everything irrun's tables name
-TARGET = ROOT / "irrun" / "release_table.py"
+TARGET = ROOT / "irrun" / "tools" / "release_table.py"
 PRECISIONS = {"f32": "FP32", "f16": "FP16", "f64": "FP64", "bf16": "BF16", "boolean": "BOOL"}  # as serialized
 PROBE_TIMEOUT = 120  # seconds for one run of the probe script (a reader that hangs on a probe is stopped)
 NOT_CREATED = ("unsupported opset", "doesn't contain the operation", "Unknown opset")

@@ -45,5 +45,12 @@ from . import (  # noqa: F401
     state,
     strings,
     tensor_misc,
+    tokenizer_bytes,
+    tokenizer_decode,
+    tokenizer_models,
+    tokenizer_normalize,
+    tokenizer_ragged,
+    tokenizer_sentencepiece,
+    tokenizer_split,
 )
 from .registry import REGISTRY, Op, TensorInfo, lookup, supported_ops  # noqa: F401

@@ -14,12 +14,11 @@ import math
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from ..inplace import same_buffer
 from .arithmetic import BOOLEAN, as_work, c_cast, finish, reject_boolean, work_dtype
 from .attrs import Bool, Enum, Float, Int
 from .broadcasting import numpy_shape
 from .fastmath import blockwise, chunked, erf_f32, gelu_erf_f32
-from .registry import Op, TensorInfo, op
+from .registry import Op, TensorInfo, op, same_buffer
 from .shapes import shape_str
 
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
@@ -64,7 +63,7 @@ class Unary(Op):
     """One input, output of the same shape and type; `kind` limits the types like OpenVINO does.
 
     Ops that define `float_into(x, out)` (the float form written into `out`, which may be x itself) run in
-    place (irrun/inplace.py) on f32/f64 data; their `float_fn` is then `float_into` into a new array."""
+    place (irrun/engine/inplace.py) on f32/f64 data; their `float_fn` is then `float_into` into a new array."""
 
     types = "no_boolean"  # no_boolean | float | any
     float_into = None

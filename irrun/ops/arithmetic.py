@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
-from ..inplace import same_buffer
 from ..ir.types import ELEMENT_TYPES, ElementType
 from .attrs import Bool
 from .broadcasting import (
@@ -26,7 +25,7 @@ from .broadcasting import (
     pdpd_axis_attr,
 )
 from .conversion import round_to_bf16
-from .registry import Op, TensorInfo, op
+from .registry import Op, TensorInfo, op, same_buffer
 
 BOOLEAN = ELEMENT_TYPES["boolean"]
 
@@ -156,7 +155,7 @@ def _floats(fn):
 
 class FloatIntoOperand:
     """f32/f64 data written into the buffer of an operand that has the output's shape, by `ufunc`
-    (in-place execution, irrun/inplace.py): the same operation as `compute` on float data."""
+    (in-place execution, irrun/engine/inplace.py): the same operation as `compute` on float data."""
 
     inplace_ports = (0, 1)
     ufunc = None

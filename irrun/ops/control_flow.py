@@ -1,9 +1,10 @@
 """Ops with nested graphs: TensorIterator-1, Loop-5 and If-8.
 
-A body is an ordinary graph (`irrun.graph.build_graph` on the records `irrun.ir.xml` reads from the layer's
-<body>, <then_body> or <else_body>), built once when the layer is bound, and run by `irrun.runtime.Model`
-(`_BodyModel` only feeds it the outer op's input shapes instead of the body Parameters' declared ones, as
-OpenVINO does). Iterations are a Python loop; everything inside an iteration is the body's own kernels.
+A body is an ordinary graph (built from the records `irrun.ir.xml` reads from the layer's <body>,
+<then_body> or <else_body>), built once when the layer is bound, and run as a Model fed the outer op's input
+shapes instead of the body Parameters' declared ones, as OpenVINO does. The engine builds and runs bodies:
+it hands its body runner to the ops in their Context (`context.bodies`, irrun/engine/bodies.py).
+Iterations are a Python loop; everything inside an iteration is the body's own kernels.
 
 Inference: without input values (at load, in the checker) the body is inferred with the sliced/merged input
 shapes; a concatenated output's axis is known when the iteration count is. With every input value known (at
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..budget import Budget
+from .budget import Budget
 from ..errors import ExecutionError, IRError, ShapeError
 from ..ir.model import Body, PortMapEntry
 from ..ir.types import element_type
@@ -47,38 +48,13 @@ class _NestedBudget(Budget):
             self.parent.live = saved
 
 
-def _body_model_class():
-    from ..runtime import Model
-
-    class _BodyModel(Model):
-        """A runtime Model of a body whose Parameters take the shapes and types the outer op gives."""
-
-        def __init__(self, graph, budget, param_infos: dict):
-            self.param_infos = param_infos
-            super().__init__(graph, budget)
-
-        def _infer(self, node, in_infos):
-            if node.ref.type == "Parameter":
-                return [self.param_infos[node.id]]
-            return super()._infer(node, in_infos)
-
-        def _check_input(self, desc, layer_id, array):
-            if self.budget is not None:
-                self.budget.check(array.nbytes, f"body input {desc.name!r}")
-            return array
-
-    return _BodyModel
-
-
 class _Graph:
     """One body: its graph, built once, and runtime Models of it per input signature (shapes and types)."""
 
     def __init__(self, name: str, body: Body, context):
-        from ..graph import build_graph
-
         self.name, self.body, self.context = name, body, context
         try:
-            self.graph = build_graph(body.doc, context)
+            self.graph = context.bodies.graph(body.doc, context)
         except IRError as exc:
             raise _body_error(exc, name) from None
         self.params = set(self.graph.parameters)
@@ -114,7 +90,7 @@ class _Graph:
             if self.budget is None:
                 self.budget = _NestedBudget(outer) if outer is not None else Budget()
             try:
-                self._models[key] = _body_model_class()(self.graph, self.budget, infos)
+                self._models[key] = self.context.bodies.model(self.graph, self.budget, infos)
             except IRError as exc:
                 raise _body_error(exc, self.name) from None
         return self._models[key]

@@ -769,7 +769,7 @@ def conv_transposed(x, w, strides, dilations, begins, out):
     lo = [min(0, b) for b in begins]
     hi = [max((d_in - 1) * s + (k - 1) * d + 1 if d_in and k else 0, b + o)
           for d_in, s, k, d, b, o in zip(spatial_in, strides, kernel, dilations, begins, out)]
-    buffer = np.zeros((n, groups, out_per_group, *(h - l for h, l in zip(hi, lo))), dtype=dtype)
+    buffer = np.zeros((n, groups, out_per_group, *(h - low for h, low in zip(hi, lo))), dtype=dtype)
     if x.size and kprod and in_per_group:
         # weights as [G, Og*K, Cg] so each group's columns are one matmul: [Og*K, Cg] @ [Cg, P]
         weights = np.moveaxis(w.reshape(groups, in_per_group, out_per_group * kprod), 1, 2)
@@ -783,10 +783,10 @@ def conv_transposed(x, w, strides, dilations, begins, out):
             cols = np.matmul(weights, xs).reshape(len(xs), groups, out_per_group, kprod, *spatial_in)
             target = buffer[bs]
             for j, offs in enumerate(offsets):
-                window = tuple(slice(o * d - l, o * d - l + (dim - 1) * s + 1, s)
-                               for o, d, l, dim, s in zip(offs, dilations, lo, spatial_in, strides))
+                window = tuple(slice(o * d - low, o * d - low + (dim - 1) * s + 1, s)
+                               for o, d, low, dim, s in zip(offs, dilations, lo, spatial_in, strides))
                 target[(slice(None), slice(None), slice(None), *window)] += cols[:, :, :, j]
-    crop = tuple(slice(b - l, b - l + o) for b, l, o in zip(begins, lo, out))
+    crop = tuple(slice(b - low, b - low + o) for b, low, o in zip(begins, lo, out))
     return buffer[(slice(None), slice(None), slice(None), *crop)].reshape(result_shape)
 
 

@@ -292,7 +292,7 @@ class ExperimentalDetectronGenerateProposalsSingleImage6(Op):
         return [rois.astype(dtype), out_scores.astype(dtype)]
 
 
-def proposal_nms(boxes, threshold, limit, offset=F32(0), dead=None):
+def proposal_nms(boxes, threshold, limit, offset=F32(0), dead=None):  # noqa: B008 - an immutable NumPy scalar
     """Greedy NMS over boxes sorted best first: a box is dropped when a kept box touches it and their IoU
     (box sizes + `offset`) exceeds the threshold; boxes marked in `dead` start dropped; at most `limit` are
     kept."""

@@ -265,7 +265,7 @@ class Pad1(Op):
             value = np.asarray(inputs[3]).reshape(()) if len(inputs) == 4 else 0
             out = np.full(out_shape, value, dtype=x.dtype)
             dst, src = [], []
-            for (idx, valid), n, b in zip(sources, x.shape, begin):
+            for (idx, valid), _n, _b in zip(sources, x.shape, begin):
                 where = np.flatnonzero(valid)
                 if where.size == 0:
                     return [out]

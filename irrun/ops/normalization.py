@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
-from ..inplace import same_buffer
 from .attrs import Bool, Enum, Float, Int, Ints
 from .reduction import axes_input, normalize_axes
-from .registry import Op, TensorInfo, op
+from .registry import Op, TensorInfo, op, same_buffer
 from .shapes import shape_str
 
 

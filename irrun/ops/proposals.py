@@ -525,7 +525,7 @@ class _ProposalBase(Op):
             bx0, by0, bx1, by1 = x0[order], y0[order], x1[order], y1[order]
             area = (bx1 - bx0 + offset) * (by1 - by0 + offset)
 
-            def above(i, others):
+            def above(i, others, bx0=bx0, by0=by0, bx1=bx1, by1=by1, area=area):  # this iteration's boxes
                 overlap = ((bx0[i] <= bx1[others]) & (by0[i] <= by1[others])
                            & (bx0[others] <= bx1[i]) & (by0[others] <= by1[i]))
                 iw = np.maximum(_F32(0), np.minimum(bx1[i], bx1[others]) - np.maximum(bx0[i], bx0[others]) + offset)

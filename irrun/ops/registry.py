@@ -35,11 +35,14 @@ class TensorInfo:
 
 @dataclass(frozen=True)
 class Context:
-    """What ops may need beyond their attributes: the model file, its weights and the memory budget."""
+    """What ops may need beyond their attributes: the model file, its weights, the memory budget, and the
+    engine's body runner (`graph(doc, context)`, `model(graph, budget, parameter_infos)`) that Loop, If and
+    TensorIterator build and run their bodies with."""
 
     file: str | None = None
     weights: object = None
     budget: object = None
+    bodies: object = None
 
 
 class Op:
@@ -111,6 +114,12 @@ class Op:
         raise NotImplementedError
 
 
+def same_buffer(in_infos, out_infos, port: int = 0) -> bool:
+    """Output 0 can live in input `port`'s array: same shape and storage dtype."""
+    a, b = in_infos[port], out_infos[0]
+    return a.shape is not None and tuple(a.shape) == tuple(b.shape) and a.type.storage == b.type.storage
+
+
 class ValueDependentOp(Op):
     """An op whose output shapes depend on its input values (NMS-style selections): `infer` computes the
     outputs whenever every input value is known (at run time it is handed the actual arrays), and `run`
@@ -142,6 +151,23 @@ def op(type_name: str, version: int):
 
 def lookup(type_name: str, version: int | None) -> type[Op] | None:
     return REGISTRY.get((type_name, version))
+
+
+# Ops of OpenVINO extensions (layers with version="extension"), keyed by type: they have no opset version.
+EXTENSION_REGISTRY: dict[str, type[Op]] = {}
+
+
+def extension_op(type_name: str):
+    """Register a class as the definition of the extension op `type_name`."""
+
+    def register(cls):
+        if type_name in EXTENSION_REGISTRY:
+            raise RuntimeError(f"extension op {type_name} is defined twice")
+        cls.type, cls.version = type_name, None
+        EXTENSION_REGISTRY[type_name] = cls
+        return cls
+
+    return register
 
 
 def supported_ops() -> list[tuple[str, int]]:

@@ -326,7 +326,7 @@ def psroi_bilinear(features, rois, batch_ids, output_dim, group, spatial_scale, 
         b = batch_ids[part][:, None, None, None, None, None]
         ch = channel[None, :, :, :, None, None]
 
-        def at(ys, xs):  # (r, BY, BX, C, G, G)
+        def at(ys, xs, b=b, ch=ch, part=part):  # (r, BY, BX, C, G, G), this chunk's
             return features[b, ch, ys[part][:, :, None, None, :, None], xs[part][:, None, :, None, None, :]].astype(ctype)
 
         fx = dx[part][:, None, :, None, None, :].astype(ctype)

@@ -1,6 +1,6 @@
 """ReadValue-3/6 and Assign-3/6: model state (variables), as OpenVINO defines it.
 
-The ops are pure functions. A run's variables live in a session (`irrun.runtime.Session`; `Model.run`
+The ops are pure functions. A run's variables live in a session (`irrun.engine.session.Session`; `Model.run`
 starts each call from a fresh one): the runtime hands a ReadValue the variable's current value (`current`,
 None while the variable is unset) and records what an Assign is given, writing it after the run, so every
 ReadValue of a run sees the value from before it.

@@ -1,0 +1,1 @@
+"""Scale-out: many inputs or models in local processes or on Dask, wrapping the Model."""

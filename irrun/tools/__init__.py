@@ -1,0 +1,1 @@
+"""Tools built on the engine's public API: check, debugging tools, input/output files, generate."""
