@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from irrun.cli import cli
+from irrun.cli.main import cli
 from irrun.ir.xml import read_xml
 from irrun.tools.target import oldest_release, release_key
 
