@@ -18,6 +18,7 @@ def worker_threads(_):
 def policy(monkeypatch):
     applied = []
     monkeypatch.setattr(blas_threads, "_POLICY", blas_threads._Policy())
+    monkeypatch.setattr(blas_threads, "FIT_TO_LOAD", True)
     blas_threads._POLICY.active = True
     monkeypatch.setattr(blas_threads, "_apply", lambda count: applied.append(count) or True)
     monkeypatch.setattr(blas_threads, "cores", lambda: 4)
@@ -49,6 +50,16 @@ def test_no_policy_when_the_user_chose_or_load_is_unreadable(policy, monkeypatch
     blas_threads._POLICY = blas_threads._Policy()
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     assert not blas_threads._Policy().active
+
+
+def test_runs_keep_the_thread_count_by_default(monkeypatch):
+    """Off by default: fitting to the load would make a matrix-vector product's last bit depend on it."""
+    applied = []
+    monkeypatch.setattr(blas_threads, "_apply", lambda count: applied.append(count) or True)
+    monkeypatch.setattr(blas_threads, "_busy_elsewhere", lambda: 9)
+    monkeypatch.setattr(blas_threads, "_POLICY", blas_threads._Policy())
+    blas_threads.fit_to_load()
+    assert applied == []
 
 
 def test_busy_elsewhere_reads_the_machine():

@@ -8,9 +8,11 @@ MKL_NUM_THREADS), which every worker then keeps.
 
 The same oversubscription hits a single process when other programs keep cores busy: the BLAS's threads wait
 for each other at every product, and a thread that lost its core holds the others up (measured: ResNet-50 at
-1.5x its one-thread time with one core busy elsewhere). So before a run (at most every CHECK_EVERY seconds)
-`fit_to_load` gives the BLAS only the cores that no other process is running on, never fewer than one nor
-more than the process's share: a quiet machine keeps every thread, a busy one falls back to one.
+1.5x its one-thread time with one core busy elsewhere). With FIT_TO_LOAD, before a run (at most every
+CHECK_EVERY seconds) `fit_to_load` gives the BLAS only the cores that no other process is running on, never
+fewer than one nor more than the process's share: a quiet machine keeps every thread, a busy one falls back to
+one. It is off by default: a matrix-vector product's last bit depends on the thread count, so the same run would
+give other bits on a busy machine than on a quiet one, and irrun is a reference first.
 
 The count is set through OpenBLAS's own openblas_set_num_threads, found in the library this process has
 loaded (NumPy's wheels; a millisecond), or else through threadpoolctl when it is installed (it knows every
@@ -25,6 +27,7 @@ import os
 import time
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+FIT_TO_LOAD = False  # True: each run fits the BLAS's threads to the cores other processes leave free
 CHECK_EVERY = 0.05  # seconds between looks at the machine's load
 _clock = time.monotonic
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
@@ -74,7 +77,7 @@ def fit_to_load() -> None:
     """The BLAS on the cores no other process is running on (see the module's docstring)."""
     policy = _POLICY
     now = _clock()
-    if not policy.active or now - policy.checked < CHECK_EVERY:
+    if not FIT_TO_LOAD or not policy.active or now - policy.checked < CHECK_EVERY:
         return
     policy.checked = now
     busy = _busy_elsewhere()
