@@ -496,6 +496,7 @@ class Comparison:
     layers: list[Diff] = field(default_factory=list)     # in execution order
     outputs: list[Diff] = field(default_factory=list)    # in the model's output order
     missing: list[str] = field(default_factory=list)     # what could not be matched, and why
+    plain: object | None = None   # openvino_fusion.PlainRun: OpenVINO's unmodified model (--against openvino)
 
     @property
     def first_divergence(self) -> Diff | None:
@@ -505,7 +506,7 @@ class Comparison:
     def passed(self) -> bool:
         """Every final output matches (with no outputs to compare, every compared layer)."""
         rows = self.outputs or self.layers
-        return bool(rows) and all(d.ok for d in rows)
+        return bool(rows) and all(d.ok for d in rows) and (self.plain is None or self.plain.passed)
 
     def to_dict(self) -> dict:
         first = self.first_divergence
@@ -518,6 +519,7 @@ class Comparison:
             "layers": [_jsonable(asdict(d)) for d in self.layers],
             "outputs": [_jsonable(asdict(d)) for d in self.outputs],
             "missing": self.missing,
+            "openvino_unmodified": None if self.plain is None else self.plain.to_dict(),
         }
 
     def text(self) -> str:
@@ -547,8 +549,13 @@ class Comparison:
         rows = self.outputs or self.layers
         failed = sum(not d.ok for d in rows)
         what = "outputs" if self.outputs else "compared tensors"
+        if self.plain is not None:
+            lines += self.plain.text()
         if not rows:
             lines.append("FAIL: nothing was compared")
+        elif not failed and self.plain is not None and not self.plain.passed:
+            lines.append(f"FAIL: all {len(rows)} {what} match OpenVINO with its intermediate outputs exposed, "
+                         f"but {len(self.plain.affected) or 'all'} differ from its unmodified model")
         elif failed:
             lines.append(f"FAIL: {failed} of {len(rows)} {what} differ")
         else:
@@ -674,11 +681,8 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
             results.append(ov.opset1.result(output))
             keys.append((node.get_friendly_name(), index))
     ov_model.add_results(results)
-    # f32 everywhere: no bf16 inference, no f16/u8 KV cache, no dynamic quantization of activations.
-    config = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0,
-              "INFERENCE_NUM_THREADS": int(threads)}
     try:
-        compiled = core.compile_model(ov_model, "CPU", config)
+        compiled = core.compile_model(ov_model, "CPU", openvino_config(threads))
         request = compiled.create_infer_request()
         params = {p.get_friendly_name(): i for i, p in enumerate(ov_model.get_parameters())}
         by_layer = {model.graph.nodes[lid].layer.name: desc.name for desc, lid in zip(model.inputs, model.graph.parameters)}
@@ -694,6 +698,12 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
     return layers, arrays[:originals]
 
 
+def openvino_config(threads: int = 1) -> dict:
+    """f32 everywhere: no bf16 inference, no f16/u8 KV cache, no dynamic quantization of activations."""
+    return {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0,
+            "INFERENCE_NUM_THREADS": int(threads)}
+
+
 def _first_line(exc) -> str:
     text = str(exc).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -702,9 +712,11 @@ def _first_line(exc) -> str:
 
 
 def compare_with_openvino(model, feeds: dict, rtol: float = 1e-4, atol: float = 1e-4,
-                          observer: Observer | None = None, threads: int = 1) -> Comparison:
+                          observer: Observer | None = None, threads: int = 1, unmodified: bool = True) -> Comparison:
     """Run the model in irrun and in OpenVINO's CPU plugin, every layer output exposed, and compare each
-    layer output (matched by friendly name = layer name, and output index) and each final output."""
+    layer output (matched by friendly name = layer name, and output index) and each final output. With
+    `unmodified`, also the unmodified compiled model's outputs (irrun.openvino_fusion: exposing outputs
+    changes what the plugin fuses)."""
     feeds = _named_feeds(model, feeds)
     reference_layers, reference_outputs = openvino_layer_outputs(model, feeds, threads)
     comparison = Comparison(str(model.path), "openvino", rtol, atol)
@@ -725,6 +737,10 @@ def compare_with_openvino(model, feeds: dict, rtol: float = 1e-4, atol: float = 
     results = model.run(feeds, observer=chain(observe, observer))
     reference = {desc.name: array for desc, array in zip(model.outputs, reference_outputs)}
     _output_diffs(model, results, reference, rtol, atol, comparison)
+    if unmodified:
+        from .openvino_fusion import check_plain_run
+
+        comparison.plain = check_plain_run(model, feeds, results, reference, rtol, atol, threads)
     return comparison
 
 
