@@ -555,7 +555,8 @@ class Comparison:
             lines.append("FAIL: nothing was compared")
         elif not failed and self.plain is not None and not self.plain.passed:
             lines.append(f"FAIL: all {len(rows)} {what} match OpenVINO with its intermediate outputs exposed, "
-                         f"but {len(self.plain.affected) or 'all'} differ from its unmodified model")
+                         + (f"but {len(self.plain.affected)} differ from its unmodified model" if self.plain.error is None
+                            else "but its unmodified model could not be run"))
         elif failed:
             lines.append(f"FAIL: {failed} of {len(rows)} {what} differ")
         else:
