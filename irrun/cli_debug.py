@@ -115,11 +115,14 @@ class RunTools:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="OpenVINO inference threads (--against openvino).")
+@click.option("--report", type=click.Path(dir_okay=False), metavar="REPORT.html",
+              help="Also write a self-contained HTML report: error per tensor on a plot, a sortable layer table, "
+                   "histograms and error maps, the graph around the first divergence (needs irrun[report]).")
 @_apply(_INPUT_TOOL_OPTIONS)
 @click.option("--max-memory", callback=memory_size, metavar="SIZE", help="Memory budget, as for `irrun run`.")
 @click.option("--debug", "show_traceback", is_flag=True, help="Show a traceback on errors.")
-def compare_command(model, input_specs, against, rtol, atol, output_format, threads, random_input, seed, shapes,
-                    max_memory, show_traceback):
+def compare_command(model, input_specs, against, rtol, atol, output_format, threads, report, random_input, seed,
+                    shapes, max_memory, show_traceback):
     """Run MODEL and compare it with a reference, layer by layer where the reference has layers.
 
     An element differs when |irrun - reference| > atol + rtol * |reference|. Prints per tensor the max
@@ -140,12 +143,18 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
             feeds = tools.complete_inputs(loaded, feeds)
         except IRError as exc:
             raise exc.located(file=model) from None
+        samples = None
+        if report:
+            from .report import TensorSamples, _plotly
+
+            _plotly()  # fail before the run when plotly is missing
+            samples = TensorSamples(rtol, atol)
         progress = debug.Progress(loaded, label="comparing") if debug.on_terminal() else None
         try:
             if target == "openvino":
-                comparison = debug.compare_with_openvino(loaded, feeds, rtol, atol, progress, threads)
+                comparison = debug.compare_with_openvino(loaded, feeds, rtol, atol, progress, threads, sampler=samples)
             elif target == "dump":
-                comparison = debug.compare_with_dump(loaded, feeds, against, rtol, atol, progress)
+                comparison = debug.compare_with_dump(loaded, feeds, against, rtol, atol, progress, sampler=samples)
             else:
                 comparison = debug.compare_with_outputs(loaded, feeds, against, rtol, atol, progress)
         finally:
@@ -155,6 +164,10 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
             click.echo(json.dumps(comparison.to_dict(), indent=1))
         else:
             click.echo(comparison.text())
+        if report:
+            from .report import write_compare_report
+
+            write_compare_report(report, comparison, loaded, samples)
     sys.exit(0 if comparison.passed else 1)
 
 

@@ -618,9 +618,10 @@ def compare_with_outputs(model, feeds: dict, path, rtol: float = 1e-4, atol: flo
 
 
 def compare_with_dump(model, feeds: dict, directory, rtol: float = 1e-4, atol: float = 1e-4,
-                      observer: Observer | None = None) -> Comparison:
+                      observer: Observer | None = None, sampler=None) -> Comparison:
     """Run the model and compare every layer output listed in a dump directory (`run --dump-layers`),
-    matched by layer name and output index; the final outputs are those of the layers feeding Results."""
+    matched by layer name and output index; the final outputs are those of the layers feeding Results.
+    `sampler(diff, got, reference)`, when given, sees every compared layer tensor (irrun.report)."""
     directory = Path(directory)
     entries = read_dump_index(directory)
     wanted = {(str(e["name"]), int(e["port"])): e for e in entries}
@@ -641,6 +642,8 @@ def compare_with_dump(model, feeds: dict, directory, rtol: float = 1e-4, atol: f
                 raise InputError(f"cannot read {directory / str(entry['file'])}: {exc}") from None
             diff = diff_arrays(array, reference, rtol, atol, **_where(node, port))
             comparison.layers.append(diff)
+            if sampler is not None:
+                sampler(diff, array, reference)
             if (node.id, port) in finals:
                 final_diffs[finals[(node.id, port)]] = diff
 
@@ -713,7 +716,8 @@ def _first_line(exc) -> str:
 
 
 def compare_with_openvino(model, feeds: dict, rtol: float = 1e-4, atol: float = 1e-4,
-                          observer: Observer | None = None, threads: int = 1, unmodified: bool = True) -> Comparison:
+                          observer: Observer | None = None, threads: int = 1, unmodified: bool = True,
+                          sampler=None) -> Comparison:
     """Run the model in irrun and in OpenVINO's CPU plugin, every layer output exposed, and compare each
     layer output (matched by friendly name = layer name, and output index) and each final output. With
     `unmodified`, also the unmodified compiled model's outputs (irrun.openvino_fusion: exposing outputs
@@ -734,6 +738,8 @@ def compare_with_openvino(model, feeds: dict, rtol: float = 1e-4, atol: float = 
                 continue
             seen.add(key)
             comparison.layers.append(diff_arrays(array, reference_layers[key], rtol, atol, **_where(node, port)))
+            if sampler is not None:
+                sampler(comparison.layers[-1], array, reference_layers[key])
 
     results = model.run(feeds, observer=chain(observe, observer))
     reference = {desc.name: array for desc, array in zip(model.outputs, reference_outputs)}
