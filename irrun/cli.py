@@ -14,6 +14,7 @@ from .cli_options import memory_size
 from .cli_check import check_command
 from .cli_debug import RunTools, compare_command, info_command, run_tool_options
 from .cli_generate import generate_command
+from .cli_precision import precision_command
 from .errors import IRError
 
 EXIT_MODEL_ERROR = 1
@@ -123,7 +124,7 @@ def format_summary(results: dict) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-for command in (check_command, compare_command, info_command, generate_command):
+for command in (check_command, compare_command, info_command, generate_command, precision_command):
     cli.add_command(command)
 
 

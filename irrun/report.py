@@ -457,3 +457,41 @@ def write_generate_report(path, folder, result) -> Path:
                [(not s.agree, [s.index, s.fed, s.token, s.reference_token, s.max_logit_diff, "yes" if s.agree else "NO"])
                 for s in steps], numeric={0, 1, 4})
     return page.write(path)
+
+
+# ---------------------------------------------------------------- precision
+
+def write_precision_report(path, analysis) -> Path:
+    """The reduced-precision analysis: error each layer causes alone in the narrow type, the set kept in f32."""
+    go, _, _ = _plotly()
+    page = Page(f"irrun precision: {analysis.model} in {analysis.kind}")
+    solved = analysis.error_all <= analysis.tolerance or (analysis.error_kept is not None
+                                                          and analysis.error_kept <= analysis.tolerance)
+    summary = (f"every layer can compute in {analysis.kind}" if analysis.error_all <= analysis.tolerance else
+               f"keep {len(analysis.keep_layers)} layers in f32: output error {_short(analysis.error_kept)}"
+               if analysis.keep else "no set of layers brings the error under the tolerance")
+    page.verdict(solved, summary)
+    page.paragraph(f"{analysis.candidates} layers computed in {analysis.kind} (weights and every layer output "
+                   f"rounded{', overflow to inf' if analysis.kind == 'f16' else ''}): output error "
+                   f"{_short(analysis.error_all)} (max |y - y_f32| / max |y_f32|), tolerance "
+                   f"{analysis.tolerance:g}; {analysis.runs} model runs.")
+    if analysis.ranking:
+        kept = {r.layer_id for r in analysis.keep}
+        values, _, _ = _log_values([r.harm for r in analysis.ranking])
+        labels = [f"{i + 1}. {r.name}" + (f" (+{r.group - 1})" if r.group > 1 else "")
+                  for i, r in enumerate(analysis.ranking)]
+        figure = go.Figure(go.Bar(
+            x=labels, y=values, marker_color=["#c0392b" if r.layer_id in kept else "#2c7fb8"
+                                              for r in analysis.ranking],
+            textposition="none", text=[f"layer {r.layer_id} {r.type}" + (f", {r.overflow} overflowed" if r.overflow else "")
+                  for r in analysis.ranking], hovertemplate="%{x}<br>%{text}<br>error %{y:.3g}<extra></extra>"))
+        figure.add_hline(y=analysis.tolerance, line_dash="dash", line_color="#c0392b", annotation_text="tolerance")
+        figure.update_yaxes(type="log", title=f"output error with only this layer in {analysis.kind}")
+        figure.update_layout(title="layers by the error they cause alone (red: kept in f32)")
+        page.heading("Ranking")
+        page.figure(figure, height=480)
+        page.table("ranking", ["rank", "id", "layer", "type", "error alone", "group", "overflow", "kept in f32"],
+                   [(r.layer_id in kept, [i + 1, r.layer_id, r.name, r.type, r.harm, r.group, r.overflow,
+                                          "yes" if r.layer_id in kept else ""])
+                    for i, r in enumerate(analysis.ranking)], numeric={0, 4, 5, 6})
+    return page.write(path)
