@@ -40,7 +40,8 @@ def round_array(array: np.ndarray, kind: str) -> np.ndarray:
     if array is None or array.dtype.kind != "f":
         return array
     if kind == "f16":
-        return array.astype(np.float16).astype(array.dtype)
+        with np.errstate(over="ignore"):
+            return array.astype(np.float16).astype(array.dtype)
     return round_to_bf16(array.astype(np.float32)).astype(array.dtype)
 
 
