@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from .cli_debug import _INPUT_TOOL_OPTIONS, RunTools, _apply
 from .cli_options import memory_size
 from .errors import IRError
 
@@ -28,12 +29,11 @@ from .errors import IRError
 @click.option("--report", type=click.Path(dir_okay=False), metavar="REPORT.html",
               help="Also write the analysis as a self-contained HTML page (needs irrun[report]).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--random-input", is_flag=True, help="Fill inputs not given with -i with random values, as `run`.")
-@click.option("--seed", type=int, default=None, metavar="N", help="Seed for --random-input.")
+@_apply(_INPUT_TOOL_OPTIONS)
 @click.option("--max-memory", callback=memory_size, metavar="SIZE", help="Memory budget, as for `irrun run`.")
 @click.option("--debug", "show_traceback", is_flag=True, help="Show a traceback on errors.")
 def precision_command(model, input_specs, kind, tolerance, max_runs, output, report, output_format, random_input,
-                      seed, max_memory, show_traceback):
+                      seed, shapes, max_memory, show_traceback):
     """Emulate MODEL computing in f16 or bf16 (weights and every layer output rounded), rank its layers by the
     output error each causes in that type, and print the smallest set to keep in f32 for an output error
     under --tolerance. Exit 0 when such a set was found (or none is needed), 1 otherwise."""
@@ -41,7 +41,6 @@ def precision_command(model, input_specs, kind, tolerance, max_runs, output, rep
     from . import precision
     from .arrays import bind_inputs
     from .cli import _errors_reported
-    from .debug import fill_inputs
 
     with _errors_reported(show_traceback):
         if report:
@@ -51,10 +50,7 @@ def precision_command(model, input_specs, kind, tolerance, max_runs, output, rep
         loaded = load(model, max_memory=max_memory)
         try:
             feeds = bind_inputs(loaded, input_specs, allow_missing=random_input)
-            if random_input:
-                feeds, notes = fill_inputs(loaded, feeds, random=True, seed=seed)
-                for note in notes:
-                    click.echo(f"irrun: note: {note}", err=True)
+            feeds = RunTools(random_input=random_input, seed=seed, shapes=shapes).complete_inputs(loaded, feeds)
         except IRError as exc:
             raise exc.located(file=model) from None
         analysis = precision.analyse(loaded, feeds, kind, tolerance, max_runs)

@@ -555,8 +555,8 @@ class Comparison:
             lines.append("FAIL: nothing was compared")
         elif not failed and self.plain is not None and not self.plain.passed:
             lines.append(f"FAIL: all {len(rows)} {what} match OpenVINO with its intermediate outputs exposed, "
-                         + (f"but {len(self.plain.affected)} differ from its unmodified model" if self.plain.error is None
-                            else "but its unmodified model could not be run"))
+                         + ("but its unmodified model could not be run" if self.plain.error is not None
+                            else f"but {len(self.plain.affected)} differ from its unmodified model"))
         elif failed:
             lines.append(f"FAIL: {failed} of {len(rows)} {what} differ")
         else:
@@ -688,11 +688,7 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
     try:
         compiled = core.compile_model(ov_model, "CPU", openvino_config(threads))
         request = compiled.create_infer_request()
-        params = {p.get_friendly_name(): i for i, p in enumerate(ov_model.get_parameters())}
-        by_layer = {model.graph.nodes[lid].layer.name: desc.name for desc, lid in zip(model.inputs, model.graph.parameters)}
-        ov_feeds = {params[layer_name]: np.require(feeds[name], requirements="C") for layer_name, name in by_layer.items()
-                    if layer_name in params and name in feeds}
-        request.infer(ov_feeds)
+        request.infer(openvino_feeds(model, ov_model, feeds))
         arrays = [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
     except Exception as exc:  # noqa: BLE001
         raise InputError(f"OpenVINO failed to run {model.path}: {_first_line(exc)}") from None
@@ -700,6 +696,14 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
     for key, array in zip(keys, arrays[originals:]):
         layers.setdefault(key, array)
     return layers, arrays[:originals]
+
+
+def openvino_feeds(model, ov_model, feeds: dict) -> dict:
+    """`feeds` (by input name) keyed by the index of OpenVINO's Parameter of the same layer name."""
+    params = {p.get_friendly_name(): i for i, p in enumerate(ov_model.get_parameters())}
+    by_layer = {model.graph.nodes[lid].layer.name: desc.name for desc, lid in zip(model.inputs, model.graph.parameters)}
+    return {params[layer_name]: np.require(feeds[name], requirements="C") for layer_name, name in by_layer.items()
+            if layer_name in params and name in feeds}
 
 
 def openvino_config(threads: int = 1) -> dict:

@@ -128,17 +128,14 @@ class PlainRun:
 def compiled_outputs(model, feeds: dict, threads: int = 1) -> list[np.ndarray]:
     """The unmodified model file compiled for the CPU plugin (the f32 settings `compare` uses), its outputs in
     the model's output order."""
-    from .debug import openvino_config
+    from .debug import openvino_config, openvino_feeds
 
     ov = _import_openvino()
     core = ov.Core()
     ov_model = core.read_model(str(model.path))
     compiled = core.compile_model(ov_model, "CPU", openvino_config(threads))
     request = compiled.create_infer_request()
-    by_layer = {model.graph.nodes[lid].layer.name: desc.name for desc, lid in zip(model.inputs, model.graph.parameters)}
-    params = {p.get_friendly_name(): i for i, p in enumerate(ov_model.get_parameters())}
-    request.infer({params[layer]: np.require(feeds[name], requirements="C") for layer, name in by_layer.items()
-                   if layer in params and name in feeds})
+    request.infer(openvino_feeds(model, ov_model, feeds))
     return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
 
 

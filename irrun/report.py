@@ -211,7 +211,8 @@ class Page:
             for i, cell in enumerate(cells):
                 if i in numeric:
                     value = "Infinity" if isinstance(cell, float) and math.isinf(cell) else cell
-                    tds.append(f'<td class="num" data-value="{html.escape(str(value))}">{html.escape(_short(cell))}</td>')
+                    tds.append(f'<td class="num" data-value="{html.escape(str(value))}">'
+                               f'{html.escape(_short(cell))}</td>')
                 else:
                     tds.append(f"<td>{html.escape(str(cell))}</td>")
             body.append(f'<tr class="{"bad" if bad else ""}">{"".join(tds)}</tr>')
@@ -454,8 +455,8 @@ def write_generate_report(path, folder, result) -> Path:
     page.figure(figure)
     page.heading("Steps")
     page.table("steps", ["step", "fed", "irrun token", "openvino token", "max |logit diff|", "agree"],
-               [(not s.agree, [s.index, s.fed, s.token, s.reference_token, s.max_logit_diff, "yes" if s.agree else "NO"])
-                for s in steps], numeric={0, 1, 4})
+               [(not s.agree, [s.index, s.fed, s.token, s.reference_token, s.max_logit_diff,
+                               "yes" if s.agree else "NO"]) for s in steps], numeric={0, 1, 4})
     return page.write(path)
 
 
@@ -483,7 +484,8 @@ def write_precision_report(path, analysis) -> Path:
         figure = go.Figure(go.Bar(
             x=labels, y=values, marker_color=["#c0392b" if r.layer_id in kept else "#2c7fb8"
                                               for r in analysis.ranking],
-            textposition="none", text=[f"layer {r.layer_id} {r.type}" + (f", {r.overflow} overflowed" if r.overflow else "")
+            textposition="none",
+            text=[f"layer {r.layer_id} {r.type}" + (f", {r.overflow} overflowed" if r.overflow else "")
                   for r in analysis.ranking], hovertemplate="%{x}<br>%{text}<br>error %{y:.3g}<extra></extra>"))
         figure.add_hline(y=analysis.tolerance, line_dash="dash", line_color="#c0392b", annotation_text="tolerance")
         figure.update_yaxes(type="log", title=f"output error with only this layer in {analysis.kind}")

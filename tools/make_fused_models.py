@@ -101,8 +101,8 @@ def _infer_in_subprocess(xml: str, x_path: str, exposed: bool, isa: str | None) 
         env["ONEDNN_MAX_CPU_ISA"] = isa
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "y.npy"
-        subprocess.run([sys.executable, __file__, "--infer", xml, x_path, str(out)] + (["--exposed"] if exposed else []),
-                       check=True, env=env)
+        command = [sys.executable, __file__, "--infer", xml, x_path, str(out)] + (["--exposed"] if exposed else [])
+        subprocess.run(command, check=True, env=env)
         return np.load(out)
 
 
