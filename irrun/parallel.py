@@ -7,6 +7,7 @@ whatever order they finished in, so a parallel run reports exactly what a serial
 """
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -241,16 +242,28 @@ def _map_dask(task, items, address: str, jobs: int, notify) -> list:
     return _map_on_scheduler(task, items, address, notify)
 
 
+class _CancelBeforeStart(logging.Filter):
+    """Drops the traceback Dask's sync() leaves on Ctrl-C: the cancel callback it schedules fails with a
+    NameError when its future does not exist yet, and tornado logs that as an error (distributed 2026.8)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, NameError) and "'future'" in str(error))
+
+
 def _map_on_scheduler(task, items, address: str, notify) -> list:
     distributed = _distributed()
     try:
         client = distributed.Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as exc:
         raise ParallelError(f"cannot reach the Dask scheduler at {address}: {_describe(exc)}") from None
+    tornado_errors, quiet = logging.getLogger("tornado.application"), _CancelBeforeStart()
+    tornado_errors.addFilter(quiet)
     try:
         return _run_on_dask(distributed, client, task, items, notify)
     finally:
         client.close()
+        tornado_errors.removeFilter(quiet)
 
 
 def _run_on_dask(distributed, client, task, items, notify) -> list:

@@ -1,4 +1,62 @@
+import os
 import sys
+import tempfile
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def temporary_files_under_pytest(tmp_path_factory):
+    """Everything the tests and their subprocesses write through tempfile (oracle models above all) goes under
+    pytest's base temporary directory, which pytest prunes, instead of piling up in the system's."""
+    scratch = tmp_path_factory.mktemp("tempfile")
+    saved = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = str(scratch)
+    yield
+    tempfile.tempdir = saved[0]
+    if saved[1] is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = saved[1]
+
+
+def _lingering_children():
+    """This process's descendants still running after its tests, less multiprocessing's own helper processes
+    (resource tracker, forkserver), which live as long as the process that started them."""
+    import psutil
+
+    helpers = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
+    children = psutil.Process().children(recursive=True)
+    _, alive = psutil.wait_procs(children, timeout=10)
+    lingering = []
+    for child in alive:
+        try:
+            if not any(helper in " ".join(child.cmdline()) for helper in helpers):
+                lingering.append(f"{child.pid} {' '.join(child.cmdline())[:120]}")
+        except psutil.Error:
+            pass
+    return lingering
+
+
+_LINGERING_IN_WORKERS: list = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist: what a worker found still running when its tests ended."""
+    _LINGERING_IN_WORKERS.extend(getattr(node, "workeroutput", {}).get("lingering", ()))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Tests leave no process behind: a descendant still running at the end fails the run."""
+    lingering = _lingering_children()
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller reports
+        session.config.workeroutput["lingering"] = lingering
+        return
+    lingering += _LINGERING_IN_WORKERS
+    if lingering:
+        sys.stderr.write("processes left behind by the tests:\n  " + "\n  ".join(lingering) + "\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

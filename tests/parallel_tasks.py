@@ -1,5 +1,6 @@
 """Tasks for tests/test_parallel.py that worker processes import (spawned workers cannot run test-local code)."""
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -10,18 +11,30 @@ def square(x):
 
 def die_on(item):
     """(value, marker path or None): a worker running value 3 dies; with a marker, only the first time.
-    It dies a little while into the task: a Dask nanny does not restart a worker that dies while the nanny
-    is still starting it (a newly started worker can be handed the task at once)."""
+    It dies only once its process is a few seconds old: a Dask nanny does not restart a worker that dies while
+    the nanny is still starting it (a newly started worker can be handed the task at once, and on a busy machine
+    the nanny can take more than a second to see it started)."""
     value, marker = item
-    if value == 3:
-        if marker is None:
-            time.sleep(0.5)
-            os._exit(17)
-        if not Path(marker).exists():
+    if value == 3 and (marker is None or not Path(marker).exists()):
+        if marker is not None:
             Path(marker).write_text("died once")
-            time.sleep(0.5)
-            os._exit(17)
+        _die_when_older_than(3.0 if _in_dask_worker() else 0.5)
     return value * 10
+
+
+def _in_dask_worker():
+    distributed = sys.modules.get("distributed")
+    try:
+        return distributed is not None and distributed.get_worker() is not None
+    except ValueError:
+        return False
+
+
+def _die_when_older_than(seconds):
+    import psutil
+
+    time.sleep(max(0.5, seconds - (time.time() - psutil.Process().create_time())))
+    os._exit(17)
 
 
 def raise_on(value):

@@ -11,6 +11,7 @@ import pytest
 from irrun.ops import conv_blocked as B
 from irrun.ops import convolution as C
 from test_conv_fast_paths import arrays, check, plain_conv, random_case
+from test_oracle_convolution import tolerance
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
@@ -73,7 +74,8 @@ def test_blocks_are_reserved_before_allocation(monkeypatch):
 @pytest.mark.parametrize("layer", ["stem", "body"])
 def test_r3d_shaped_layers_match_the_cpu_plugin(layer):
     """Shaped like r3d_18's 3x7x7 stride-1x2x2 stem and its 3x3x3 body layers (fewer channels), both
-    routed to the blocks; the CPU plugin (f32 hint) is the oracle (no reference evaluate)."""
+    routed to the blocks; the CPU plugin (f32 hint) is the oracle (no reference evaluate), within the summation-order
+    tolerance of the convolution oracle tests (its kernels' order depends on the ISA)."""
     from openvino import opset1
 
     import oracle as O
@@ -89,4 +91,4 @@ def test_r3d_shaped_layers_match_the_cpu_plugin(layer):
     assert B.worth(3, int(np.prod(w.shape[2:])), 1, w.shape[0], int(np.prod(w.shape[1:])), 4)
     built = O.build(lambda p: opset1.convolution(p["x"], O.constant(w), strides, pads, pads, [1, 1, 1]), {"x": x})
     names, expected = O.run_cpu(built)
-    O.assert_same(O.run_irrun(built), expected, names, atol=1e-5)
+    O.assert_same(O.run_irrun(built), expected, names, atol=tolerance(int(np.prod(w.shape[1:]))))
