@@ -77,9 +77,14 @@ def generate_command(folder, ids, max_new_tokens, against, report, max_memory, s
             worst = max((s.max_logit_diff for s in result.steps), default=0.0)
             agreed = sum(bool(s.agree) for s in result.steps)
             click.echo(f"openvino: {agreed}/{len(result.steps)} tokens agree, max |logit diff| {worst:.3g}")
+            from .openvino_fusion import explain_generation
+
+            note = explain_generation(folder, ids, max_new_tokens, max_memory)
+            if note:
+                click.echo(f"note: {note}")
             if report:
                 from .report import write_generate_report
 
-                write_generate_report(report, folder, result)
+                write_generate_report(report, folder, result, note)
         click.echo(",".join(map(str, result.tokens)))
     sys.exit(0 if result.all_agree else 1)

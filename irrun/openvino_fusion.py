@@ -220,3 +220,33 @@ def run_with_plugin_arithmetic(path, feeds: dict, codes) -> dict:
 
     with plugin_arithmetic(codes):
         return load(path).run(feeds)
+
+
+def departures(model) -> dict[str, int]:
+    """Code types of the model's fused compressed weights that the CPU plugin computes differently
+    (PLUGIN_DEPARTURES), with how many MatMul/Gather layers read them."""
+    from .decompression import find_chains
+
+    counts: dict[str, int] = {}
+    for chain in find_chains(model.graph):
+        codes = model.graph.nodes[chain.codes].op.element_type.name
+        if codes in PLUGIN_DEPARTURES:
+            counts[codes] = counts.get(codes, 0) + len(chain.consumers)
+    return counts
+
+
+def explain_generation(folder, prompt, max_new_tokens: int, max_memory=None) -> str | None:
+    """For `generate --against openvino`: when the decoder has weights the plugin computes differently, the
+    same generation with irrun computing them as the plugin does, and what that leaves of the difference."""
+    from . import load
+    from .generate import generate_folder, read_folder
+
+    counts = departures(load(read_folder(folder)[0], max_memory=max_memory))
+    if not counts:
+        return None
+    with plugin_arithmetic(counts):
+        emulated = generate_folder(folder, prompt, max_new_tokens, against_openvino=True, max_memory=max_memory)
+    worst = max((s.max_logit_diff for s in emulated.steps), default=0.0)
+    layers = ", ".join(f"{n} layers read {codes} weights" for codes, n in sorted(counts.items()))
+    return (f"{layers}: {'; '.join(PLUGIN_DEPARTURES[c] for c in sorted(counts))}. With irrun computing them as "
+            f"the plugin does, the max |logit diff| is {_num(worst)}")

@@ -431,7 +431,7 @@ def write_compare_report(path, comparison, model=None, samples=None) -> Path:
 
 # ---------------------------------------------------------------- generate
 
-def write_generate_report(path, folder, result) -> Path:
+def write_generate_report(path, folder, result, note: str | None = None) -> Path:
     """Per step: the max |logit difference| (log) and whether irrun and OpenVINO chose the same token."""
     go, _, _ = _plotly()
     steps = result.steps
@@ -441,6 +441,8 @@ def write_generate_report(path, folder, result) -> Path:
                                    f"{_short(max((s.max_logit_diff for s in steps), default=0.0))}")
     page.paragraph(f"prompt {','.join(map(str, result.prompt))}; irrun's token is fed back at every step; "
                    f"OpenVINO's CPU plugin with f32 settings.")
+    if note:
+        page.paragraph(note)
     values, _, _ = _log_values([s.max_logit_diff for s in steps])
     figure = go.Figure()
     figure.add_trace(go.Scatter(

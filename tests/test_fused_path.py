@@ -99,3 +99,13 @@ def test_compare_passes_when_the_unmodified_model_agrees(tmp_path):
     assert result.exit_code == 0, result.output
     assert "the unmodified model agrees with irrun" in result.output
     assert result.output.strip().splitlines()[-1] == "PASS: all 1 outputs match"
+
+
+def test_generate_explains_the_nf4_difference():
+    result = CliRunner().invoke(cli, ["generate", str(DATA / "llama64_nf4"), "--ids", "5,17,42", "--max-new-tokens",
+                                      "2", "--against", "openvino"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert float(lines[2].rsplit(" ", 1)[1]) > 5e-4  # openvino: 2/2 tokens agree, max |logit diff| ...
+    assert lines[3].startswith("note: 14 layers read nf4 weights: the CPU plugin's fused path reads nf4 levels in f32")
+    assert float(lines[3].rsplit(" ", 1)[1]) < 1e-5  # ... the max |logit diff| is 1.3e-06
