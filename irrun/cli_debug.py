@@ -156,7 +156,7 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
             elif target == "dump":
                 comparison = debug.compare_with_dump(loaded, feeds, against, rtol, atol, progress, sampler=samples)
             else:
-                comparison = debug.compare_with_outputs(loaded, feeds, against, rtol, atol, progress)
+                comparison = debug.compare_with_outputs(loaded, feeds, against, rtol, atol, progress, sampler=samples)
         finally:
             if progress is not None:
                 progress.close()

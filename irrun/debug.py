@@ -599,7 +599,7 @@ def _output_diffs(model, results: dict, reference: dict, rtol, atol, comparison:
 
 
 def compare_with_outputs(model, feeds: dict, path, rtol: float = 1e-4, atol: float = 1e-4,
-                         observer: Observer | None = None) -> Comparison:
+                         observer: Observer | None = None, sampler=None) -> Comparison:
     """Run the model and compare its final outputs with a .npz saved by `irrun run -o` (keyed by output
     name)."""
     try:
@@ -612,6 +612,10 @@ def compare_with_outputs(model, feeds: dict, path, rtol: float = 1e-4, atol: flo
     comparison = Comparison(str(model.path), str(path), rtol, atol)
     results = model.run(feeds, observer=observer)
     _output_diffs(model, results, reference, rtol, atol, comparison)
+    if sampler is not None:
+        for diff in comparison.outputs:
+            if diff.name in reference:
+                sampler(diff, results[diff.name], reference[diff.name])
     names = {d.name for d in model.outputs}
     comparison.missing += [f"{path} holds {key!r}, which is no model output" for key in reference if key not in names]
     return comparison

@@ -191,14 +191,14 @@ class Analysis:
             lines.append(f"  ... {len(self.ranking) - top} more")
         if self.keep:
             lines.append(f"Keep in f32 ({len(self.keep_layers)} layers): " + ", ".join(
-                f"{r.name} ({r.layer_id})" + (f" and the {r.group - 1} layers after it" if r.group > 1 else "")
+                f"{r.name} ({r.layer_id})" + (f" and the next {r.group - 1} (group)" if r.group > 1 else "")
                 for r in self.keep))
             lines.append(f"  output error with these in f32: {_num(self.error_kept)} "
                          f"({'under' if self.error_kept <= self.tolerance else 'NOT under'} the tolerance)")
         else:
             lines.append("no set of layers found that brings the error under the tolerance")
-        lines.append(f"{self.runs} model runs" + (f" (the budget of {self.max_runs} was reached: groups "
-                                                   f"left unsplit)" if self.budget_exhausted else ""))
+        lines.append(f"{self.runs} model runs" + (f" (the ranking's budget of {self.max_runs} was reached: "
+                                                   f"groups left unsplit)" if self.budget_exhausted else ""))
         return "\n".join(lines)
 
 
