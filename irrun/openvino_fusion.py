@@ -47,6 +47,25 @@ class Suspect:
 
 
 @dataclass
+class FusedNode:
+    """A node of the plugin's runtime graph (unmodified model) that merges layers or reads compressed weights."""
+
+    name: str
+    type: str              # the plugin's layer type: FullyConnected, Eltwise, Subgraph, ...
+    precision: str         # its runtime precision
+    weights: str | None    # element type of a FullyConnected/Gather's weights, when not f32
+    layers: list[str]      # the model's layers it computes (the plugin's originalLayersNames)
+    distance: int = 0      # layers between the nearest of them and the affected output
+
+    @property
+    def label(self) -> str:
+        what = f"{self.type} {self.name!r}" + (f" with {self.weights} weights" if self.weights else "")
+        merged = f", merging {len(self.layers)} layers" if len(self.layers) > 1 else ""
+        precision = f" in {self.precision}" if self.precision not in ("f32", self.weights) else ""
+        return f"{what}{merged}{precision}"
+
+
+@dataclass
 class PlainRun:
     """OpenVINO's unmodified compiled model against irrun (`outputs`) and against OpenVINO's own run with every
     node output exposed (`exposure`), one Diff per model output."""
@@ -56,6 +75,7 @@ class PlainRun:
     outputs: list[Diff] = field(default_factory=list)
     exposure: list[Diff] = field(default_factory=list)
     suspects: list[Suspect] = field(default_factory=list)
+    fused: list[FusedNode] = field(default_factory=list)   # near the first affected output, nearest first
     emulated: dict | None = None   # {"codes": [...], "outputs": [Diff]} irrun with the plugin's arithmetic
     error: str | None = None       # why the unmodified model could not be run
 
@@ -81,6 +101,7 @@ class PlainRun:
                 "outputs": [_jsonable(asdict(d)) for d in self.outputs],
                 "exposed_vs_unmodified": [_jsonable(asdict(d)) for d in self.exposure],
                 "suspects": [dict(asdict(s), note=PLUGIN_DEPARTURES.get(s.codes_type)) for s in self.suspects],
+                "fused_nodes": [asdict(f) for f in self.fused],
                 "emulation": None if self.emulated is None else {
                     "codes": self.emulated["codes"], "explained": self.explained,
                     "outputs": [_jsonable(asdict(d)) for d in self.emulated["outputs"]]}}
@@ -103,13 +124,14 @@ class PlainRun:
                          f"OpenVINO really runs")
         else:
             lines.append(f"the unmodified model differs from irrun on {names} (max abs {_num(worst.max_abs)})")
+        if self.fused:
+            lines.append("fused by the CPU plugin near the first affected output (nodes of its runtime graph "
+                         "that merge layers or read compressed weights):")
+            for node in self.fused[:SUSPECTS_SHOWN]:
+                lines.append(f"  {node.label}, {node.distance} layers before the output")
+            if len(self.fused) > SUSPECTS_SHOWN:
+                lines.append(f"  ... and {len(self.fused) - SUSPECTS_SHOWN} more")
         if self.suspects:
-            lines.append("fused patterns nearest the first affected output (compressed weights the plugin "
-                         "decompresses inside its FullyConnected/Gather):")
-            for suspect in self.suspects[:SUSPECTS_SHOWN]:
-                lines.append(f"  {suspect.label}, {suspect.distance} layers before the output")
-            if len(self.suspects) > SUSPECTS_SHOWN:
-                lines.append(f"  ... and {len(self.suspects) - SUSPECTS_SHOWN} more")
             for codes in sorted({s.codes_type for s in self.suspects if s.codes_type in PLUGIN_DEPARTURES}):
                 lines.append(f"known difference: {PLUGIN_DEPARTURES[codes]}")
         if self.emulated is not None:
@@ -125,9 +147,9 @@ class PlainRun:
         return lines
 
 
-def compiled_outputs(model, feeds: dict, threads: int = 1) -> list[np.ndarray]:
-    """The unmodified model file compiled for the CPU plugin (the f32 settings `compare` uses), its outputs in
-    the model's output order."""
+def compiled_outputs(model, feeds: dict, threads: int = 1) -> tuple[list[np.ndarray], list[FusedNode]]:
+    """The unmodified model file compiled for the CPU plugin (the f32 settings `compare` uses): its outputs in
+    the model's output order, and the nodes of its runtime graph that merge layers or read compressed weights."""
     from .debug import openvino_config, openvino_feeds
 
     ov = _import_openvino()
@@ -136,7 +158,24 @@ def compiled_outputs(model, feeds: dict, threads: int = 1) -> list[np.ndarray]:
     compiled = core.compile_model(ov_model, "CPU", openvino_config(threads))
     request = compiled.create_infer_request()
     request.infer(openvino_feeds(model, ov_model, feeds))
-    return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
+    outputs = [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
+    return outputs, _fused_nodes(compiled.get_runtime_model())
+
+
+def _fused_nodes(runtime_model) -> list[FusedNode]:
+    nodes = []
+    for node in runtime_model.get_ordered_ops():
+        info = node.get_rt_info()
+        kind = info["layerType"].astype(str)
+        layers = [n for n in info["originalLayersNames"].astype(str).split(",") if n]
+        weights = None
+        if kind in ("FullyConnected", "Gather") and node.get_input_size() > 1:
+            weights = node.input(1 if kind == "FullyConnected" else 0).get_element_type().get_type_name()
+            weights = None if weights in ("f32", "dynamic") else weights
+        if len(layers) > 1 or weights:
+            nodes.append(FusedNode(node.get_friendly_name(), kind, info["runtimePrecision"].astype(str), weights,
+                                   layers))
+    return nodes
 
 
 def check_plain_run(model, feeds: dict, irrun_outputs: dict, exposed_outputs: dict, rtol: float, atol: float,
@@ -145,7 +184,7 @@ def check_plain_run(model, feeds: dict, irrun_outputs: dict, exposed_outputs: di
     (OpenVINO's outputs with every intermediate exposed), both {output name: array}."""
     check = PlainRun(rtol, atol)
     try:
-        plain = compiled_outputs(model, feeds, threads)
+        plain, fused = compiled_outputs(model, feeds, threads)
     except Exception as exc:  # noqa: BLE001 - the instrumented run worked; say why this one did not
         check.error = _first_line(exc)
         return check
@@ -157,7 +196,9 @@ def check_plain_run(model, feeds: dict, irrun_outputs: dict, exposed_outputs: di
             check.exposure.append(diff_arrays(exposed_outputs[desc.name], plain[desc.name], rtol, atol, **where))
     if check.passed:
         return check
-    check.suspects = fused_suspects(model, _first_affected(model, check))
+    result_id = _first_affected(model, check)
+    check.suspects = fused_suspects(model, result_id)
+    check.fused = _near(model, result_id, fused)
     codes = sorted({s.codes_type for s in check.suspects if s.codes_type in PLUGIN_DEPARTURES})
     if codes:
         emulated = run_with_plugin_arithmetic(model.path, feeds, codes)
@@ -176,28 +217,47 @@ def _first_affected(model, check: PlainRun) -> str:
     return min(results)[1]
 
 
-def fused_suspects(model, result_id: str) -> list[Suspect]:
-    """The decompression chains read by layers upstream of `result_id`, nearest first (breadth-first over
-    producers, at most NEIGHBOURHOOD_LAYERS layers)."""
-    from .decompression import find_chains
-
+def _upstream(model, result_id: str) -> dict[str, int]:
+    """Layers upstream of `result_id` by breadth-first distance, at most NEIGHBOURHOOD_LAYERS of them."""
     graph = model.graph
-    chains = {reader: chain for chain in find_chains(graph) for reader, _ in chain.consumers}
     distance = {result_id: 0}
     queue = deque([result_id])
-    suspects = []
     while queue and len(distance) < NEIGHBOURHOOD_LAYERS:
         layer_id = queue.popleft()
-        if layer_id in chains:
-            chain = chains[layer_id]
-            node = graph.nodes[layer_id]
-            codes = graph.nodes[chain.codes].op.element_type.name
-            suspects.append(Suspect(layer_id, node.ref.name, f"{node.ref.type}-{node.ref.version}", codes,
-                                    distance[layer_id] - 1, [graph.nodes[i].ref.name for i in chain.absorbed]))
         for source in graph.nodes[layer_id].inputs:
             if source is not None and source[0] not in distance:
                 distance[source[0]] = distance[layer_id] + 1
                 queue.append(source[0])
+    return distance
+
+
+def _near(model, result_id: str, fused: list[FusedNode]) -> list[FusedNode]:
+    by_name = {}
+    for layer_id, hops in _upstream(model, result_id).items():
+        name = model.graph.nodes[layer_id].ref.name
+        by_name[name] = min(hops - 1, by_name.get(name, hops))
+    near = []
+    for node in fused:
+        hops = [by_name[name] for name in [node.name, *node.layers] if name in by_name]
+        if hops:
+            node.distance = min(hops)
+            near.append(node)
+    return sorted(near, key=lambda n: n.distance)
+
+
+def fused_suspects(model, result_id: str) -> list[Suspect]:
+    """The decompression chains read by layers upstream of `result_id`, nearest first."""
+    from .decompression import find_chains
+
+    graph = model.graph
+    chains = {reader: chain for chain in find_chains(graph) for reader, _ in chain.consumers}
+    suspects = []
+    for layer_id, hops in sorted(_upstream(model, result_id).items(), key=lambda item: item[1]):
+        if layer_id in chains:
+            chain, node = chains[layer_id], graph.nodes[layer_id]
+            suspects.append(Suspect(layer_id, node.ref.name, f"{node.ref.type}-{node.ref.version}",
+                                    graph.nodes[chain.codes].op.element_type.name, hops - 1,
+                                    [graph.nodes[i].ref.name for i in chain.absorbed]))
     return suspects
 
 

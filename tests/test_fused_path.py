@@ -80,7 +80,8 @@ def test_compare_says_when_exposing_outputs_changes_openvino(tmp_path):
     text = result.output
     assert "every compared layer is within tolerance" in text  # the instrumented run agrees ...
     assert "OpenVINO's result changes when its intermediate outputs are exposed" in text  # ... the real one not
-    assert "layer 36 (head, MatMul-1) reads nf4 weights, 0 layers before the output" in text
+    assert "FullyConnected 'head' with nf4 weights, 0 layers before the output" in text
+    assert "FullyConnected 'mlp.gate_proj' with nf4 weights, merging 2 layers, 4 layers before the output" in text
     assert "reads nf4 levels in f32" in text and "explained:" in text
     assert text.strip().splitlines()[-1].startswith("FAIL: all 1 outputs match OpenVINO with its intermediate "
                                                     "outputs exposed, but 1 differ from its unmodified model")
@@ -91,6 +92,9 @@ def test_compare_says_when_exposing_outputs_changes_openvino(tmp_path):
     assert plain["outputs"][0]["name"] == "y" and plain["outputs"][0]["max_abs"] > 1e-4
     assert [s["name"] for s in plain["suspects"]] == ["head", "mlp.down_proj", "mlp.up_proj", "mlp.gate_proj"]
     assert plain["suspects"][0]["codes_type"] == "nf4" and "f32" in plain["suspects"][0]["note"]
+    fused = {node["name"]: node for node in plain["fused_nodes"]}
+    assert fused["head"]["weights"] == "nf4" and fused["head"]["type"] == "FullyConnected"
+    assert fused["mlp.gate_proj"]["layers"] == ["mlp.gate_proj", "mlp.act"]
     assert plain["emulation"]["explained"] is True and plain["emulation"]["codes"] == ["nf4"]
 
 
