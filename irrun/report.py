@@ -311,12 +311,15 @@ def _error_plot(go, comparison, samples):
             f"{d.size} out of tolerance" for d in layers]
     x = list(range(len(layers)))
     colours = ["#c0392b" if not d.ok else "#2c7fb8" for d in layers]
+    # exact agreement sits at the bottom of the log axis, drawn as a hollow triangle
+    symbols = ["triangle-down-open" if d.max_abs == 0 else "circle" for d in layers]
     absolute, _, _ = _log_values([d.max_abs for d in layers])
     figure = go.Figure()
     if relative:
         shown, _, _ = _log_values([_diff_ratio(d, comparison.rtol, comparison.atol) for d in layers])
         figure.add_trace(go.Scatter(x=x, y=shown, mode="lines+markers", name="error / tolerance", text=text,
-                                    hovertemplate="%{text}<extra></extra>", marker=dict(color=colours, size=6)))
+                                    hovertemplate="%{text}<extra></extra>",
+                                    marker=dict(color=colours, size=6, symbol=symbols)))
         figure.add_trace(go.Scatter(x=x, y=absolute, mode="lines", name="max abs error", visible="legendonly",
                                     text=text, hovertemplate="%{text}<extra></extra>"))
         figure.add_hline(y=1.0, line_dash="dash", line_color="#c0392b", annotation_text="tolerance",
@@ -324,7 +327,8 @@ def _error_plot(go, comparison, samples):
         figure.update_yaxes(type="log", title="max |irrun - ref| / (atol + rtol |ref|)")
     else:
         figure.add_trace(go.Scatter(x=x, y=absolute, mode="lines+markers", name="max abs error", text=text,
-                                    hovertemplate="%{text}<extra></extra>", marker=dict(color=colours, size=6)))
+                                    hovertemplate="%{text}<extra></extra>",
+                                    marker=dict(color=colours, size=6, symbol=symbols)))
         figure.update_yaxes(type="log", title="max |irrun - ref| (zero tolerance)")
     first = comparison.first_divergence
     if first is not None:
