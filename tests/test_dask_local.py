@@ -98,8 +98,12 @@ def test_dying_workers_are_restarted_by_the_host(tmp_path):
 
 
 SLOW_RUN = """
+    import signal
     import sys
     import parallel_tasks
+    # Ctrl-C raises KeyboardInterrupt as in a terminal's foreground process, even when the tests run where SIGINT is
+    # ignored (a background job of a non-interactive shell passes that on: the run then finished with exit 0)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from irrun.parallel import map_ordered
     try:
         map_ordered(parallel_tasks.slow, list(range(40)), jobs=2, dask="local",

@@ -20,7 +20,7 @@ from openvino import opset5, opset13
 
 import irrun
 import oracle as O
-from oracle import assert_same, build, run_cpu, run_irrun
+from oracle import assert_same, build, run_cpu, run_cpu_many, run_irrun
 
 
 def describe(cfg):
@@ -78,14 +78,14 @@ def sequence_node(p, cfg, a, weights_as_inputs):
 def test_sequence_sweep(tmp_path, kind, batch):
     seed = 500 + 10 * list(GATES).index(kind) + batch
     rng = np.random.default_rng(seed)
-    failures = []
+    failures, cases = [], []
     for i in range(15):
         cfg, a = gen_sequence(rng, kind, i)
         weights_as_inputs = i % 4 == 3
         names = ["x", "h"] + (["c"] if kind == "lstm" else []) + ["s"] + (["W", "R", "B"] if weights_as_inputs else [])
-        built = build(lambda p: sequence_node(p, cfg, a, weights_as_inputs), {n: a[n] for n in names},
-                      tmp_path / f"s{i}")
-        out_names, cpu = run_cpu(built)
+        cases.append((cfg, build(lambda p: sequence_node(p, cfg, a, weights_as_inputs), {n: a[n] for n in names},
+                                 tmp_path / f"s{i}")))
+    for i, ((cfg, built), (out_names, cpu)) in enumerate(zip(cases, run_cpu_many([b for _, b in cases]))):
         ctx = f"{kind.upper()}Sequence-5 seed={seed} case={i} " + describe(cfg)
         f32 = cfg["dtype"] == "float32"
         relu = cfg["activations"] is not None and "relu" in cfg["activations"]

@@ -26,8 +26,10 @@ def cluster():
 @pytest.fixture
 def dying_cluster():
     """A cluster of its own for a test whose workers die, so the shared one keeps both its workers (a nanny
-    does not restart a worker that dies while it is still starting)."""
-    with dask_local.in_process_cluster(distributed, 2) as local:
+    does not restart a worker that dies while it is still starting). Its scheduler retries a task once (read
+    when the scheduler starts): every death costs a restart."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
+            dask_local.in_process_cluster(distributed, 2) as local:
         yield local.scheduler_address
 
 
@@ -70,8 +72,7 @@ VALUES = list(range(2, 42))  # chunks of 5: (2, ..., 6) first, and die_on's work
 
 
 def test_a_worker_dying_in_a_chunk_reports_only_its_item(dying_cluster, tasks_by_value):
-    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
-        results = map_ordered(parallel_tasks.die_on, [(value, None) for value in VALUES], dask=dying_cluster)
+    results = map_ordered(parallel_tasks.die_on, [(value, None) for value in VALUES], dask=dying_cluster)
     assert [r for v, r in zip(VALUES, results) if v != 3] == [v * 10 for v in VALUES if v != 3]
     assert isinstance(results[1], TaskFailed) and "KilledWorker" in results[1].message
 
