@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import irrun
-from irrun.cli import cli
+from irrun.cli.main import cli
 from irrun.tools.openvino_fusion import plugin_arithmetic
 
 DATA = Path(__file__).parent / "data" / "fused"

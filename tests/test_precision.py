@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import irrun
-from irrun.cli import cli
+from irrun.cli.main import cli
 from irrun.tools.precision import analyse, output_error, round_array
 
 DATA = Path(__file__).parent / "data" / "precision"

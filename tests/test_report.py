@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from click.testing import CliRunner
 
-from irrun.cli import cli
+from irrun.cli.main import cli
 
 ROOT = Path(__file__).parents[1]
 FUSED = ROOT / "tests" / "data" / "fused"
