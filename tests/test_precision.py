@@ -133,14 +133,14 @@ def test_usage_errors(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["f16"])
-def test_precision_report(tmp_path, kind):
-    from test_report import assert_figures_drawn, browse
+def test_precision_report(tmp_path, kind, browser):
+    from test_report import assert_figures_drawn
 
     page = tmp_path / "precision.html"
     result = invoke("precision", DATA / "overflow.xml", "-i", saved_input(tmp_path, "overflow"), "--type", kind,
                     "--report", page)
     assert result.exit_code == 0, result.output
-    dom, console = browse(page, tmp_path)
+    dom, console = browser.browse(page)
     assert console == []
     assert_figures_drawn(dom, 1)
     assert "keep 3 layers in f32" in dom
