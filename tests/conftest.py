@@ -23,6 +23,18 @@ def temporary_files_under_pytest(tmp_path_factory):
         os.environ["TMPDIR"] = saved[1]
 
 
+@pytest.fixture(autouse=True)
+def environment_restored():
+    """Each test leaves os.environ as it found it: a plain Dask LocalCluster's nanny writes its workers' settings
+    (MALLOC_TRIM_THRESHOLD_, OMP_NUM_THREADS, ...) into the process's environment for good, and a cluster a later
+    test starts would hand them to its workers."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def browser(tmp_path_factory):
     """One headless Chromium for every test (of this xdist worker) that opens an HTML page."""
