@@ -265,7 +265,8 @@ class Model:
 
         `observer(node, outputs, seconds)`, when given, sees every live layer in execution order with
         its output arrays and the time its kernel took (0 for inputs and for layers computed at load or
-        while planning)."""
+        while planning). An observer returning a list replaces the layer's outputs for this run (same
+        shapes and dtypes; tools/precision.py rounds them to emulate a narrower type)."""
         return self._run(inputs, observer, {})[0]
 
     def session(self) -> "Session":
@@ -344,7 +345,9 @@ class Model:
                 if observer:
                     if mark:
                         mark(STEPS)
-                    observer(step.node, [values[slot] for slot in step.outputs], 0.0)
+                    replaced = observer(step.node, [values[slot] for slot in step.outputs], 0.0)
+                    for slot, array in zip(step.outputs, replaced or ()):
+                        values[slot] = array
                     if mark:
                         mark(OBSERVERS)
                 for slot in step.frees:
@@ -380,7 +383,7 @@ class Model:
             finally:
                 op.unused_outputs = saved
             if observer:
-                observer(step.node, outputs, time.perf_counter() - started)
+                outputs = observer(step.node, outputs, time.perf_counter() - started) or outputs
                 if mark:
                     mark(OBSERVERS)
             for slot, array in zip(step.outputs, outputs):
