@@ -1,5 +1,6 @@
-"""Build the benchmark zoo: torchvision, timm and transformers networks with random weights, converted
-to OpenVINO IR with default settings, the way a new user would.
+"""Build the benchmark zoo: torchvision, timm and transformers networks with random weights (classification,
+detection with NMS, segmentation, keypoints, encoders), converted to OpenVINO IR with default settings, the
+way a new user would.
 
 Dev-only (needs torch, torchvision, timm, transformers, openvino; never downloads weights):
 
@@ -50,22 +51,27 @@ def timm_net(name):
     return build
 
 
+def wrapped(module, forward):
+    """`module` inside a torch module whose forward(*inputs) is forward(module, *inputs): a single output, say."""
+    import torch
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = module
+
+        def forward(self, *args):
+            return forward(self.inner, *args)
+
+    return Wrapped()
+
+
 class OutputOnly:
     """Wraps a transformers encoder so that it returns its last hidden state only (one output)."""
 
     @staticmethod
     def wrap(module):
-        import torch
-
-        class Wrapped(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.inner = module
-
-            def forward(self, *args):
-                return self.inner(*args).last_hidden_state
-
-        return Wrapped()
+        return wrapped(module, lambda inner, *args: inner(*args).last_hidden_state)
 
 
 def bert_encoder():
@@ -94,6 +100,63 @@ def whisper_inputs():
     return [np.random.default_rng(SEED).standard_normal((1, 80, 3000)).astype(np.float32)]
 
 
+class FirstImage:
+    """Wraps a torchvision detection model (a list of [C, H, W] images in, a list of dicts out) so that it takes
+    one [1, C, H, W] batch and returns the first image's tensors as a tuple (boxes, scores, labels, ...)."""
+
+    KEYS = ("boxes", "scores", "labels", "keypoints", "keypoints_scores")
+
+    @staticmethod
+    def wrap(module):
+        def first_image(inner, images):
+            found = inner([images[0]])[0]
+            return tuple(found[key] for key in FirstImage.KEYS if key in found)
+        return wrapped(module, first_image)
+
+
+def detection_net(name, **kwargs):
+    def build():
+        import torchvision
+        return FirstImage.wrap(torchvision.models.get_model(name, weights=None, weights_backbone=None, **kwargs))
+    return build
+
+
+def yolo_head():
+    """A YOLO-style detector: a MobileNetV3 backbone, a 1x1 head giving per cell and anchor (cx, cy, w, h),
+    objectness and 80 class scores, decoded and filtered per class with torchvision's batched NMS."""
+    import torch
+    import torchvision
+
+    class YoloStyle(torch.nn.Module):
+        classes, anchors = 80, 3
+
+        def __init__(self):
+            super().__init__()
+            self.features = torchvision.models.mobilenet_v3_large(weights=None).features
+            self.head = torch.nn.Conv2d(960, self.anchors * (5 + self.classes), 1)
+
+        def forward(self, images):
+            grid = self.head(self.features(images))
+            n, _, h, w = grid.shape
+            grid = grid.view(n, self.anchors, 5 + self.classes, h, w).permute(0, 1, 3, 4, 2).reshape(n, -1,
+                                                                                                    5 + self.classes)
+            ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+            cells = torch.stack([xs, ys], -1).reshape(1, 1, h * w, 2).expand(n, self.anchors, h * w, 2)
+            stride = images.shape[-1] / w
+            centers = (grid[0, :, :2].sigmoid() + cells[0].reshape(-1, 2)) * stride
+            sizes = grid[0, :, 2:4].exp().clamp(max=100) * stride
+            boxes = torch.cat([centers - sizes / 2, centers + sizes / 2], 1)
+            scores = grid[0, :, 4:5].sigmoid() * grid[0, :, 5:].sigmoid()
+            flat = scores.flatten()
+            keep = flat > 0.05
+            candidates = torch.nonzero(keep).squeeze(1)
+            box_index, labels = candidates // self.classes, candidates % self.classes
+            kept = torchvision.ops.batched_nms(boxes[box_index], flat[candidates], labels, 0.45)[:300]
+            return boxes[box_index[kept]], flat[candidates[kept]], labels[kept]
+
+    return YoloStyle()
+
+
 # name -> (build, inputs)
 ZOO = {
     "resnet50": (torchvision_net("resnet50"), image),
@@ -113,6 +176,14 @@ ZOO = {
     "deeplabv3_mobilenet_v3_large": (segmentation_net("deeplabv3_mobilenet_v3_large"), image),
     "fcn_resnet50": (segmentation_net("fcn_resnet50"), image),
     "lraspp_mobilenet_v3_large": (segmentation_net("lraspp_mobilenet_v3_large"), image),
+    "ssdlite320_mobilenet_v3_large": (detection_net("ssdlite320_mobilenet_v3_large"), lambda: image(320)),
+    "fasterrcnn_mobilenet_v3_large_320_fpn": (detection_net("fasterrcnn_mobilenet_v3_large_320_fpn"),
+                                              lambda: image(320)),
+    "retinanet_resnet50_fpn_320": (detection_net("retinanet_resnet50_fpn", min_size=320, max_size=320),
+                                   lambda: image(320)),
+    "yolo_style_mobilenet_v3_nms": (yolo_head, lambda: image(320)),
+    "keypointrcnn_resnet50_fpn_320": (detection_net("keypointrcnn_resnet50_fpn", min_size=320, max_size=320),
+                                      lambda: image(320)),
     "r3d_18": (torchvision_net("r3d_18"),
                lambda: [np.random.default_rng(SEED).standard_normal((1, 3, 16, 112, 112)).astype(np.float32)]),
     "timm_convnext_atto": (timm_net("convnext_atto"), image),

@@ -35,6 +35,16 @@ def environment_restored():
         os.environ.update(saved)
 
 
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory):
+    """One headless Chromium for every test (of this xdist worker) that opens an HTML page."""
+    from headless_chromium import Chromium
+
+    chromium = Chromium(tmp_path_factory.mktemp("chromium-profile"))
+    yield chromium
+    chromium.close()
+
+
 def _lingering_children():
     """This process's descendants still running after its tests, less multiprocessing's own helper processes
     (resource tracker, forkserver), which live as long as the process that started them."""

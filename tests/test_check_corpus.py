@@ -508,25 +508,25 @@ def _(p):
 @defect("output dims wrong")
 def _(p):
     _set_dims(p.port("pool8", 1), [1, 4, 11, 10])
-    return "port.dims", "pool8"
+    return "port.dims.declared", "pool8"
 
 
 @defect("output rank wrong")
 def _(p):
     _set_dims(p.port("adaptive", 2), [1, 4, 3])
-    return "port.dims", "adaptive"
+    return "port.dims.declared", "adaptive"
 
 
 @defect("output precision wrong")
 def _(p):
     p.port("pool8", 2).set("precision", "I32")
-    return "port.type", "pool8"
+    return "port.type.declared", "pool8"
 
 
 @defect("declared interval excludes the inferred dim")
 def _(p):
     _set_dims(p.port("pool1", 1), [1, 3, "2..8", 10])
-    return "port.dims", "pool1"
+    return "port.dims.declared", "pool1"
 
 
 @defect("input dims disagree with the producer")
@@ -544,7 +544,7 @@ def _(p):
 @defect("Parameter shape disagrees with its port")
 def _(p):
     p.data("image", shape="1,3,12,13")
-    return "port.dims", "image"
+    return "port.dims.declared", "image"
 
 
 @defect("port dim unreadable")
@@ -678,7 +678,7 @@ def _(p):
     p.layer("image").find("data").set("element_type", "boolean")
     for name, port in (("image", 0), ("conv", 0), ("pool1", 0), ("pool1", 1), ("out_2", 0)):
         p.port(name, port).set("precision", "BOOL")
-    return "port.type", "pool1"
+    return "port.type.spec", "pool1"
 
 
 @pytest.fixture(scope="module")

@@ -310,7 +310,7 @@ def test_profile_report():
     assert all(statuses[i] == "AT_LOAD" for i in model.graph.order if model.graph.nodes[i].ref.type == "Constant")
     by_type = {row["type"]: row["count"] for row in report["by_type"]}
     assert by_type["GroupConvolution-1"] == 5 and by_type["HSwish-4"] == 7
-    assert sum(row["percent"] for row in report["by_type"]) == pytest.approx(100)
+    assert sum(row["percent"] for row in report["by_type"] + report["outside_layers"]) == pytest.approx(100)
 
 
 # ---------------------------------------------------------------- --random-input and --shape

@@ -527,3 +527,23 @@ def test_einsum_ellipsis_with_a_zero_dim(tmp_path):
     expected = tuple(built.model.outputs[0].get_shape())
     (got,) = run_irrun(built).values()
     assert got.shape == expected == (0, 2, 4)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_scatter_elements_update_whole_rows(axis):
+    """Indices equal along every other axis (torchvision's MultiScaleRoIAlign: one index per ROI, broadcast)
+    move whole rows, repeated and negative rows included, partial rows when indices are smaller than the data."""
+    rng = np.random.default_rng(11 + axis)
+    data = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    shape = list(data.shape)
+    shape[axis] = 6
+    for partial in (False, True):
+        if partial:
+            shape[(axis + 1) % 3] -= 1
+        rows = rng.integers(-data.shape[axis], data.shape[axis], 6)
+        view = [1, 1, 1]
+        view[axis] = 6
+        indices = np.broadcast_to(rows.reshape(view), shape).copy()
+        updates = rng.standard_normal(shape).astype(np.float32)
+        check(lambda p: opset12.scatter_elements_update(p["d"], p["i"], p["u"], const(np.int64(axis))),
+              {"d": data, "i": indices, "u": updates}, f"rows {rows.tolist()} axis {axis} partial {partial}")

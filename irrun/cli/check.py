@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from ..scale.batch import check_many
-from ..tools.check import Report
+from ..tools.check import ERROR, WARNING, Report
+from ..tools.rule_classes import relaxed
 from .batch import parallel_options, progress_bar
 from .errors import errors_reported
 
@@ -51,20 +52,44 @@ def summary(reports: list[Report], strict: bool) -> str:
 
 @click.command("check")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True,
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "junit"]), default="text",
+              show_default=True,
               help="text: one line per problem and a summary; json: an object for a single file argument, "
-                   "else a list of them.")
+                   "else a list of them; sarif: SARIF 2.1.0 (each result on its layer's line); junit: JUnit XML "
+                   "(a test case per file, a failure per error).")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
+@click.option("--openvino-compatible", is_flag=True,
+              help="Errors OpenVINO's reader does not share (rules of the 'stricter' class, docs/rules.md) are "
+                   "warnings: a file fails exactly when OpenVINO would refuse to read it.")
+@click.option("--target", metavar="RELEASE",
+              help="Also report, as errors, every op version, element type and attribute value the OpenVINO "
+                   "release RELEASE (2023.0 or later, e.g. 2024.6) cannot read, naming the first release that can.")
 @parallel_options("files")
-def check_command(paths, output_format, strict, jobs, dask):
+def check_command(paths, output_format, strict, openvino_compatible, target, jobs, dask):
     """Check model files (PATH is a model.xml or a directory searched recursively for *.xml) against the
     IR format and the op specification. Exit 0 when every file is conformant, 1 when any is not."""
+    if target is not None:
+        from ..tools.target import parse_target, target_diagnostics
+
+        try:
+            parse_target(target)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--target") from None
     files, directories = collect_files(paths)
     if not files:
         raise click.UsageError(f"no .xml files under {', '.join(paths)}")
     with errors_reported(False):
         reports = check_files(files, progress=directories and _on_terminal(), jobs=jobs, dask=dask)
-    if output_format == "json":
+    for report in reports if target is not None else ():
+        report.diagnostics += target_diagnostics(report.file, target)
+    if openvino_compatible:
+        for report in reports:
+            report.diagnostics = relaxed(report.diagnostics, ERROR, WARNING)
+    if output_format in ("sarif", "junit"):
+        from ..tools.check_formats import junit, sarif
+
+        click.echo(json.dumps(sarif(reports), indent=2) if output_format == "sarif" else junit(reports))
+    elif output_format == "json":
         documents = [r.to_dict(strict) for r in reports]
         single = len(paths) == 1 and not directories
         click.echo(json.dumps(documents[0] if single else documents, indent=2))

@@ -12,7 +12,8 @@ from pathlib import Path
 import click
 
 from ..tools import profile as profiling
-from ..tools.compare import compare_with_dump, compare_with_openvino, compare_with_outputs
+from ..tools.compare import compare_with_dump, compare_with_outputs
+from ..tools.compare_openvino import compare_with_openvino
 from ..tools.dumps import LayerDumper, chain
 from ..tools.info import format_info, format_supported_ops, model_info, supported_ops_records
 from ..tools.inputs import fill_inputs, parse_shape_overrides
@@ -121,11 +122,14 @@ class RunTools:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="OpenVINO inference threads (--against openvino).")
+@click.option("--report", type=click.Path(dir_okay=False), metavar="REPORT.html",
+              help="Also write a self-contained HTML report: error per tensor on a plot, a sortable layer table, "
+                   "histograms and error maps, the graph around the first divergence (needs irrun[report]).")
 @_apply(_INPUT_TOOL_OPTIONS)
 @click.option("--max-memory", callback=memory_size, metavar="SIZE", help="Memory budget, as for `irrun run`.")
 @click.option("--debug", "show_traceback", is_flag=True, help="Show a traceback on errors.")
-def compare_command(model, input_specs, against, rtol, atol, output_format, threads, random_input, seed, shapes,
-                    max_memory, show_traceback):
+def compare_command(model, input_specs, against, rtol, atol, output_format, threads, report, random_input, seed,
+                    shapes, max_memory, show_traceback):
     """Run MODEL and compare it with a reference, layer by layer where the reference has layers.
 
     An element differs when |irrun - reference| > atol + rtol * |reference|. Prints per tensor the max
@@ -145,14 +149,20 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
             feeds = tools.complete_inputs(loaded, feeds)
         except IRError as exc:
             raise exc.located(file=model) from None
+        samples = None
+        if report:
+            from ..tools.report import TensorSamples, _plotly
+
+            _plotly()  # fail before the run when plotly is missing
+            samples = TensorSamples(rtol, atol)
         progress = profiling.Progress(loaded, label="comparing") if profiling.on_terminal() else None
         try:
             if target == "openvino":
-                comparison = compare_with_openvino(loaded, feeds, rtol, atol, progress, threads)
+                comparison = compare_with_openvino(loaded, feeds, rtol, atol, progress, threads, sampler=samples)
             elif target == "dump":
-                comparison = compare_with_dump(loaded, feeds, against, rtol, atol, progress)
+                comparison = compare_with_dump(loaded, feeds, against, rtol, atol, progress, sampler=samples)
             else:
-                comparison = compare_with_outputs(loaded, feeds, against, rtol, atol, progress)
+                comparison = compare_with_outputs(loaded, feeds, against, rtol, atol, progress, sampler=samples)
         finally:
             if progress is not None:
                 progress.close()
@@ -160,6 +170,10 @@ def compare_command(model, input_specs, against, rtol, atol, output_format, thre
             click.echo(json.dumps(comparison.to_dict(), indent=1))
         else:
             click.echo(comparison.text())
+        if report:
+            from ..tools.report import write_compare_report
+
+            write_compare_report(report, comparison, loaded, samples)
     sys.exit(0 if comparison.passed else 1)
 
 

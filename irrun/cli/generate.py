@@ -32,9 +32,13 @@ def _token_ids(ctx, param, value):
 @click.option("--against", type=click.Choice(["openvino"]), default=None,
               help="Run OpenVINO's CPU plugin (f32) side by side: per step the max logit difference and "
                    "whether both choose the same token (needs the openvino package).")
+@click.option("--report", type=click.Path(dir_okay=False), metavar="REPORT.html",
+              help="With --against openvino: also write a self-contained HTML report of the logit difference and "
+                   "token agreement per step (needs irrun[report]).")
 @click.option("--max-memory", callback=memory_size, metavar="SIZE", help="Memory budget, as for `irrun run`.")
 @click.option("--debug", "show_traceback", is_flag=True, help="Show a traceback on errors.")
-def generate_command(folder, ids, prompt, no_chat_template, max_new_tokens, against, max_memory, show_traceback):
+def generate_command(folder, ids, prompt, no_chat_template, max_new_tokens, against, report, max_memory,
+                     show_traceback):
     """Greedy decoding with the decoder LLM in FOLDER (openvino_model.xml + config.json, as optimum-intel
     exports it): feeds the prompt --ids, then each chosen token, and prints the new token ids. With --against
     openvino, the exit status is 1 when OpenVINO chooses a different token at some step (compared over the
@@ -43,7 +47,15 @@ def generate_command(folder, ids, prompt, no_chat_template, max_new_tokens, agai
     from ..tools import generate
     from ..tools.profile import on_terminal
 
+    if report and not against:
+        raise click.UsageError("--report goes with --against openvino")
+    if report and prompt is not None:
+        raise click.UsageError("--report goes with --ids (it shows the logits per step), not --prompt")
     with errors_reported(show_traceback):
+        if report:
+            from ..tools.report import _plotly
+
+            _plotly()
         if (prompt is None) == (ids is None):
             raise InputError("give the prompt either as --prompt TEXT or as --ids 1,2,3")
         if prompt is not None:
@@ -79,6 +91,15 @@ def generate_command(folder, ids, prompt, no_chat_template, max_new_tokens, agai
             worst = max((s.max_logit_diff for s in result.steps), default=0.0)
             agreed = sum(bool(s.agree) for s in result.steps)
             click.echo(f"openvino: {agreed}/{len(result.steps)} tokens agree, max |logit diff| {worst:.3g}")
+            from ..tools.openvino_fusion import explain_generation
+
+            note = explain_generation(folder, ids, max_new_tokens, max_memory)
+            if note:
+                click.echo(f"note: {note}")
+            if report:
+                from ..tools.report import write_generate_report
+
+                write_generate_report(report, folder, result, note)
         click.echo(",".join(map(str, result.tokens)))
     sys.exit(0 if result.all_agree else 1)
 

@@ -14,6 +14,7 @@ from .check import check_command
 from .errors import errors_reported
 from .debug import RunTools, compare_command, info_command, run_tool_options
 from .generate import generate_command
+from .precision import precision_command
 from ..errors import IRError
 
 
@@ -97,7 +98,7 @@ def format_summary(results: dict) -> str:
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
 
 
-for command in (check_command, compare_command, info_command, generate_command):
+for command in (check_command, compare_command, info_command, generate_command, precision_command):
     cli.add_command(command)
 
 

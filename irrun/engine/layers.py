@@ -9,6 +9,7 @@ from ..errors import ExecutionError, IRError, ShapeError
 from ..ops import TensorInfo
 from ..ops.shapes import numel, shape_str
 from .graph import Node
+from .timeline import CHECKS, KERNEL_TIME
 
 FAILURES = (ValueError, IndexError, TypeError, ArithmeticError, MemoryError)  # a kernel's bug or a bad model
 
@@ -29,7 +30,8 @@ def infer(node: Node, in_infos: list[TensorInfo], path) -> list[TensorInfo]:
                          layer=node.ref) from exc
 
 
-def execute(node: Node, in_arrays, in_infos, out_infos, budget, path, kernel=None) -> list[np.ndarray]:
+def execute(node: Node, in_arrays, in_infos, out_infos, budget, path, kernel=None, mark=None) -> list[np.ndarray]:
+    """Run a layer's kernel after its budget checks; `mark` (timeline.py) is told when each part ends."""
     for index, info in enumerate(out_infos):
         if not info.is_static:
             raise ExecutionError(f"output {index} shape {shape_str(info.shape)} is not known at run time",
@@ -41,13 +43,19 @@ def execute(node: Node, in_arrays, in_infos, out_infos, budget, path, kernel=Non
                                                                 f"{info.type}")
             except IRError as exc:
                 raise exc.located(file=path, layer=node.ref) from None
+    if mark:
+        mark(CHECKS)
     try:
         outputs = (kernel or node.op.run)(in_arrays, in_infos, out_infos)
+        if mark:
+            mark(KERNEL_TIME, node)
     except IRError as exc:
         raise exc.located(file=path, layer=node.ref) from None
     except FAILURES as exc:
         raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=path, layer=node.ref) from exc
     check_outputs(node, outputs, out_infos, path)
+    if mark:
+        mark(CHECKS)
     return outputs
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import heap, inplace, layers
+from . import blas_threads, heap, inplace, layers
 from ..ops.budget import Budget
 from .decompression import Decompression
 from ..errors import ExecutionError, InputError, IRError
@@ -24,6 +24,7 @@ from .plan import (CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, all_st
                    tensor_bytes)
 from .replan import make_template, replan, reuse_key
 from .session import Session
+from .timeline import INFERENCE, INPUTS, OBSERVERS, PLANNING, START, STEPS, THREADS
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,8 @@ class Model:
     def _fold(self, node: Node, in_infos, out_infos) -> list[np.ndarray]:
         return layers.fold(node, in_infos, out_infos, self.budget, self.path)
 
-    def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None) -> list[np.ndarray]:
-        return layers.execute(node, in_arrays, in_infos, out_infos, self.budget, self.path, kernel)
+    def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None, mark=None) -> list[np.ndarray]:
+        return layers.execute(node, in_arrays, in_infos, out_infos, self.budget, self.path, kernel, mark)
 
     # ------------------------------------------------------------ plans
 
@@ -264,7 +265,8 @@ class Model:
 
         `observer(node, outputs, seconds)`, when given, sees every live layer in execution order with
         its output arrays and the time its kernel took (0 for inputs and for layers computed at load or
-        while planning)."""
+        while planning). An observer returning a list replaces the layer's outputs for this run (same
+        shapes and dtypes; tools/precision.py rounds them to emulate a narrower type)."""
         return self._run(inputs, observer, {})[0]
 
     def session(self) -> "Session":
@@ -274,12 +276,22 @@ class Model:
     def _run(self, inputs, observer, variables: dict) -> tuple[dict, dict]:
         """One run from the state `variables` (id -> (array, ElementType)); returns the outputs and the
         variables the run assigned (applied by the caller, after the run)."""
+        mark = getattr(observer, "mark", None)  # an observer accounting for every moment of the run (timeline.py)
+        if mark:
+            mark(START)
+        blas_threads.fit_to_load()
+        if mark:
+            mark(THREADS)
         with np.errstate(all="ignore"), collector_paused():  # overflow to inf, NaN from 0/0: values, not warnings
             self.budget.live = 0
             feeds = self._bind_inputs(inputs)
+            if mark:
+                mark(INPUTS)
             plan = self._plan_for(self._signature(feeds), {k: TensorInfo(a.shape, et) for k, (a, et) in
                                                            variables.items()})
             heap.keep_freed_memory(plan.peak)
+            if mark:
+                mark(PLANNING)
             values = plan.initial.copy()
             for layer_id, slot in zip(self.graph.parameters, plan.inputs):
                 if slot is not None:
@@ -288,8 +300,11 @@ class Model:
             if plan.static and observer is None:
                 self._run_static(plan, values, variables, writes)
             else:
-                self._run_steps(plan, values, observer, variables, writes)
-            return {desc.name: values[slot] for desc, slot in zip(self.outputs, plan.outputs)}, writes
+                self._run_steps(plan, values, observer, variables, writes, mark)
+            outputs = {desc.name: values[slot] for desc, slot in zip(self.outputs, plan.outputs)}
+        if mark:
+            mark(STEPS)
+        return outputs, writes
 
     def _run_static(self, plan: Plan, values: list, variables: dict, writes: dict) -> None:
         """The fast loop: every shape known, every output already checked against the budget."""
@@ -318,7 +333,7 @@ class Model:
             raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
                                  layer=step.node.ref) from exc
 
-    def _run_steps(self, plan: Plan, values: list, observer, variables: dict, writes: dict) -> None:
+    def _run_steps(self, plan: Plan, values: list, observer, variables: dict, writes: dict, mark=None) -> None:
         """The general loop: dynamic steps inferred from their input values, the budget checked as tensors
         come and go, every layer shown to the observer."""
         live = plan.held
@@ -328,13 +343,21 @@ class Model:
                 if kind == INPUT:
                     live += values[step.outputs[0]].nbytes
                 if observer:
-                    observer(step.node, [values[slot] for slot in step.outputs], 0.0)
+                    if mark:
+                        mark(STEPS)
+                    replaced = observer(step.node, [values[slot] for slot in step.outputs], 0.0)
+                    for slot, array in zip(step.outputs, replaced or ()):
+                        values[slot] = array
+                    if mark:
+                        mark(OBSERVERS)
                 for slot in step.frees:
                     live -= values[slot].nbytes
                     values[slot] = None
                 continue
             in_arrays = [values[slot] for slot in step.inputs]
             in_infos, out_infos = step.in_infos, step.out_infos
+            if mark:
+                mark(STEPS)
             if step.dynamic:
                 in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
                             for array, info in zip(in_arrays, in_infos)]
@@ -343,6 +366,8 @@ class Model:
                     current = variables.get(step.variable)
                     current = None if current is None else TensorInfo(current[0].shape, current[1])
                     out_infos = [self._read_info(step.node, in_infos, current)]
+                if mark:
+                    mark(INFERENCE, step.node)
             self.budget.live = live
             op = step.node.op
             saved = op.unused_outputs
@@ -354,11 +379,13 @@ class Model:
                 def kernel(arrays, ii, oi, step=step):
                     return self._state_step(step, arrays, ii, oi, variables, writes)
             try:
-                outputs = self._execute(step.node, in_arrays, in_infos, out_infos, kernel)
+                outputs = self._execute(step.node, in_arrays, in_infos, out_infos, kernel, mark)
             finally:
                 op.unused_outputs = saved
             if observer:
-                observer(step.node, outputs, time.perf_counter() - started)
+                outputs = observer(step.node, outputs, time.perf_counter() - started) or outputs
+                if mark:
+                    mark(OBSERVERS)
             for slot, array in zip(step.outputs, outputs):
                 values[slot] = array
                 if array is not None:

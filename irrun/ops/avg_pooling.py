@@ -72,7 +72,7 @@ class AvgPool1(Op):
         (data,) = inputs
         require_rank(data.shape, (3, 4, 5))
         rank = len(self.kernel) + 2 if data.shape is None else len(data.shape)
-        check_pool_attributes(self, rank)
+        check_pool_attributes(self, rank, data.shape)
         out_spatial, begins, ends = self.geometry(data.shape)
         if self.exclude_pad:
             for axis, (k, d, pb, pe) in enumerate(zip(self.kernel, self.dilation_values, begins, ends)):

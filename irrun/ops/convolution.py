@@ -20,7 +20,7 @@ from ..errors import ShapeError
 from . import conv_blocked, depthwise_gemm
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, require_rank, shape_str
+from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 CHUNK_BYTES = 1 << 25  # im2col / column buffers are built at most this large per chunk
@@ -78,10 +78,8 @@ class _ConvBase(Op):
         if len(pb) != spatial or len(pe) != spatial:
             raise ShapeError(f"pads_begin {list(self.pads_begin)} and pads_end {list(self.pads_end)} should be "
                              f"defined for all and only the {spatial} spatial dimensions", rule="attr.length")
-        if any(s <= 0 for s in self.strides):
-            raise ShapeError(f"strides {list(self.strides)} must be positive", rule="attr.range")
-        if any(d <= 0 for d in self.dilations):
-            raise ShapeError(f"dilations {list(self.dilations)} must be positive", rule="attr.range")
+        require_positive_steps("strides", self.strides)
+        require_positive_steps("dilations", self.dilations)
         return list(pb), list(pe)
 
     def kernel_dims(self, filters, spatial):

@@ -1,8 +1,8 @@
 """Object-detection ops: NonMaxSuppression-1/3/4/5/9, PriorBox-1/8, PriorBoxClustered-1, RegionYolo-1,
 ReorgYolo-2.
 
-Greedy NMS loops in Python over the boxes it selects (inherent in the algorithm); every IoU test is a
-vector op over all remaining candidates. Prior generators loop over prior templates, never over cells."""
+Greedy NMS selects through greedy_nms (blocks of candidates, IoUs only for overlapping pairs); Soft-NMS
+re-scores lazily and loops over the boxes it selects. Prior generators loop over prior templates, never over cells."""
 from __future__ import annotations
 
 import heapq
@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Float, Floats, Int, Ints, Type
+from .greedy_nms import box_bounds, greedy_nms
 from .registry import Op, TensorInfo, ValueDependentOp, op
 from .shapes import require_rank, shape_str
 
@@ -62,23 +63,14 @@ def _hard_nms(corners, scores, max_out, iou_threshold, score_threshold):
     """Selected box indices (in selection order) and their scores for one batch and class."""
     candidates = np.nonzero(scores > score_threshold)[0]
     order = candidates[np.lexsort((candidates, -scores[candidates].astype(np.float64)))]
-    selected = []
-    alive = np.ones(len(order), dtype=bool)
-    position = 0
-    while len(selected) < max_out:
-        rest = np.nonzero(alive[position:])[0]
-        if not len(rest):
-            break
-        position += int(rest[0])
-        box = order[position]
-        selected.append(box)
-        alive[position] = False
-        later = order[position + 1:]
-        if len(later):
-            # a later candidate is suppressed by a selected box when IoU >= threshold
-            alive[position + 1:] &= ~(_iou(corners, later, np.full(len(later), box)) >= iou_threshold)
-        position += 1
-    selected = np.array(selected, dtype=np.int64)
+    ranked = tuple(c[order] for c in corners)
+
+    def suppresses(selected, later):  # a later candidate is suppressed when IoU >= threshold
+        return _iou(ranked, later, selected) >= iou_threshold
+
+    y1, x1, y2, x2 = ranked
+    bounds = box_bounds(x1, y1, x2, y2, iou_at_least=iou_threshold) if iou_threshold > 0 else None
+    selected = order[greedy_nms(len(order), suppresses, max_out, bounds)]
     return selected, scores[selected].astype(np.float32)
 
 

@@ -2,7 +2,7 @@
 ROIFeatureExtractor, GenerateProposalsSingleImage and DetectionOutput.
 
 OpenVINO 2026.4 has no reference evaluate() for them: the CPU plugin defines the behaviour (f32 arithmetic;
-outputs padded to the attribute sizes with zeros). Greedy NMS loops over the boxes it keeps."""
+outputs padded to the attribute sizes with zeros). Greedy NMS selects through greedy_nms."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +10,9 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Float, Floats, Int, Ints
+from .greedy_nms import box_bounds, greedy_nms
 from .registry import Op, TensorInfo, op
-from .roi_pooling import _roi_align_chunk, _roi_chunks
+from .roi_pooling import _roi_align_chunk, _roi_chunks, channels_last
 from .shapes import require_rank, shape_str
 
 F32 = np.float32
@@ -175,7 +176,7 @@ class ExperimentalDetectronROIFeatureExtractor6(Op):
                 ratio_x = np.ceil(roi_w / F32(size)).astype(np.int64)
                 ratio_y = np.ceil(roi_h / F32(size)).astype(np.int64)
             max_x, max_y = int(ratio_x.max()), int(ratio_y.max())
-            features = level.astype(F32, copy=False)
+            features = channels_last(level.astype(F32, copy=False))
             batch = np.zeros(len(chosen), np.int64)
             per_roi = channels * size * size * max_x * max_y * 4
             self.reserve(min(len(chosen), 1 << 20) * per_roi * 4, "ROI sample gather")
@@ -296,20 +297,13 @@ def proposal_nms(boxes, threshold, limit, offset=F32(0), dead=None):  # noqa: B0
     """Greedy NMS over boxes sorted best first: a box is dropped when a kept box touches it and their IoU
     (box sizes + `offset`) exceeds the threshold; boxes marked in `dead` start dropped; at most `limit` are
     kept."""
-    dead = np.zeros(len(boxes), dtype=bool) if dead is None else dead.copy()
-    kept = []
-    for box in range(len(boxes)):
-        if len(kept) >= limit:
-            break
-        if dead[box]:
-            continue
-        kept.append(box)
-        if len(kept) == limit:
-            break
-        later = np.arange(box + 1, len(boxes))
-        iou, touching = _overlaps(boxes, box, later, offset, threshold)
-        dead[box + 1:] |= (threshold < iou) & touching
-    return np.array(kept, dtype=np.int64)
+
+    def suppresses(kept, later):
+        iou, touching = _overlaps(boxes, kept, later, offset, threshold)
+        return (threshold < iou) & touching
+
+    bounds = box_bounds(*(boxes[:, k] for k in range(4)))
+    return greedy_nms(len(boxes), suppresses, limit, bounds, dead)
 
 
 # ---------------------------------------------------------------- DetectionOutput
@@ -392,19 +386,17 @@ class ExperimentalDetectronDetectionOutput6(Op):
 def _detectron_nms(boxes, areas, threshold):
     """Greedy NMS (candidates best first): a candidate is kept unless a kept box overlaps it with IoU >
     threshold (JaccardOverlap with coordinate offset 1). Returns the kept positions."""
-    kept = []
-    for i in range(len(boxes)):
-        if kept:
-            others = np.array(kept)
-            x0, y0, x1, y1 = (boxes[:, k] for k in range(4))
-            disjoint = (x0[others] > x1[i]) | (x1[others] < x0[i]) | (y0[others] > y1[i]) | (y1[others] < y0[i])
-            width = (np.minimum(x1[i], x1[others]) - np.maximum(x0[i], x0[others]) + F32(1)).astype(F32)
-            height = (np.minimum(y1[i], y1[others]) - np.maximum(y0[i], y0[others]) + F32(1)).astype(F32)
-            inter = (width * height).astype(F32)
-            with np.errstate(all="ignore"):
-                iou = (inter / (areas[i] + areas[others] - inter)).astype(F32)
-            iou = np.where(disjoint | (width <= 0) | (height <= 0), F32(0), iou)
-            if (iou > threshold).any():
-                continue
-        kept.append(i)
-    return np.array(kept, dtype=np.int64)
+    x0, y0, x1, y1 = (boxes[:, k] for k in range(4))
+
+    def suppresses(kept, later):
+        disjoint = (x0[kept] > x1[later]) | (x1[kept] < x0[later]) | (y0[kept] > y1[later]) | (y1[kept] < y0[later])
+        width = (np.minimum(x1[later], x1[kept]) - np.maximum(x0[later], x0[kept]) + F32(1)).astype(F32)
+        height = (np.minimum(y1[later], y1[kept]) - np.maximum(y0[later], y0[kept]) + F32(1)).astype(F32)
+        inter = (width * height).astype(F32)
+        with np.errstate(all="ignore"):
+            iou = (inter / (areas[later] + areas[kept] - inter)).astype(F32)
+        return np.where(disjoint | (width <= 0) | (height <= 0), F32(0), iou) > threshold
+
+    # a disjoint pair has IoU 0, which suppresses only below a negative threshold
+    bounds = box_bounds(x0, y0, x1, y1) if threshold >= 0 else None
+    return greedy_nms(len(boxes), suppresses, len(boxes), bounds)

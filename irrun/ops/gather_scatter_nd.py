@@ -31,6 +31,11 @@ def flat_coordinates(indices, dims, port=1):
     negative coordinates counted from the end; raises for a coordinate outside [-dim, dim)."""
     k = len(dims)
     rows = indices.reshape(math.prod(indices.shape[:-1]), k)
+    if k == 1 and rows.size:  # one coordinate per row: the flat position itself, checked through its range
+        idx, size = rows[:, 0].astype(np.int64), dims[0]
+        low = int(idx.min())
+        if low >= -size and int(idx.max()) < size:
+            return np.where(idx < 0, idx + size, idx) if low < 0 else idx
     idx = rows.astype(np.int64)
     sizes = np.array(dims, dtype=np.int64)
     idx = np.where(idx < 0, idx + sizes, idx)
@@ -86,9 +91,10 @@ class GatherND5(Op):
         lead = data.shape[b:b + k]
         rest = data.shape[b + k:]
         flat = flat_coordinates(indices, lead).reshape(batch, math.prod(indices.shape[b:-1]))
-        rows = data.reshape(batch, math.prod(lead), math.prod(rest))
-        out = rows[np.arange(batch)[:, None], flat] if rows.size else \
-            np.zeros((batch, flat.shape[1], math.prod(rest)), dtype=data.dtype)
+        rows = data.reshape(batch * math.prod(lead), math.prod(rest))
+        # one take over every batch's rows (a take is an order of magnitude faster than fancy indexing here)
+        out = np.take(rows, (flat + np.arange(batch)[:, None] * math.prod(lead)).reshape(-1), axis=0) if rows.size \
+            else np.zeros((batch, flat.shape[1], math.prod(rest)), dtype=data.dtype)
         return [out.reshape(out_infos[0].shape)]
 
 

@@ -107,6 +107,9 @@ class Split1(Op):
         if self.num_splits <= 0:
             raise ShapeError(f"num_splits {self.num_splits} must be positive", rule="attr.range")
         self.check_output_count(self.num_splits)
+        if axis_info.rank not in (None, 0):  # VariadicSplit takes a [1] axis too, Split does not
+            raise ShapeError(f"the axis input must be a scalar, got shape {list(axis_info.shape)}", rule="port.rank",
+                             port=1)
         axis = scalar_axis(axis_info, data.rank, 1)
         if data.shape is None:
             return [TensorInfo(None, data.type)] * self.num_splits

@@ -3,7 +3,7 @@
 OpenVINO 2026.4 has no reference evaluate() for them; the CPU plugin defines the behaviour: f32 arithmetic,
 outputs sized by what is selected (selected_outputs [K, 6] = class, score, x1, y1, x2, y2; selected_indices
 [K, 1]; selected_num [N]), so their first dimension is known only at run time. Selection loops over images
-and classes and, within one, over the boxes NMS keeps; IoUs are vector ops."""
+and classes; within one, MulticlassNms selects through greedy_nms (a step per kept box only with nms_eta < 1)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Float, Int, Type
+from .greedy_nms import box_bounds, greedy_nms
 from .registry import TensorInfo, ValueDependentOp, op
 from .shapes import require_rank, shape_str
 
@@ -187,24 +188,40 @@ class MulticlassNms8(_MultiNmsBase):
         limit = boxes.shape[0] if self.nms_top_k == -1 else min(self.nms_top_k, boxes.shape[0])
         score_threshold = F32(self.score_threshold)
         order = _ranked(scores, scores >= score_threshold)[:limit]
-        threshold = F32(self.iou_threshold)
-        adaptive = 0 <= self.nms_eta < 1
         norm = F32(0) if self.normalized else F32(1)
+        if 0 <= self.nms_eta < 1:
+            kept = self._adaptive_select(boxes, scores, order, score_threshold, norm)
+        else:
+            kept = order[self._greedy_select(boxes[order], norm)]
+        return kept, scores[kept]
+
+    def _greedy_select(self, ranked, norm):
+        threshold = F32(self.iou_threshold)
+
+        def suppresses(selected, later):
+            return _multiclass_iou(ranked, later, selected, norm) >= threshold
+
+        x1, y1, x2, y2 = (ranked[:, k] for k in range(4))
+        bounds = box_bounds(x1, y1, x2, y2, float(norm), threshold) if threshold > 0 else None
+        return greedy_nms(len(ranked), suppresses, len(ranked), bounds)
+
+    def _adaptive_select(self, boxes, scores, order, score_threshold, norm):
+        """Greedy NMS whose threshold shrinks by nms_eta after each kept box: a step per candidate."""
+        threshold = F32(self.iou_threshold)
         kept = []
         for position in order:
             if kept:
                 # compared with the kept boxes, latest first
-                ious = _multiclass_iou(boxes, position, np.array(kept[::-1]), norm)
-                hits = ious >= threshold
-                if adaptive and scores[position] <= score_threshold:
+                previous = np.array(kept[::-1])
+                hits = _multiclass_iou(boxes, np.full(len(previous), position), previous, norm) >= threshold
+                if scores[position] <= score_threshold:
                     hits = hits[:1]  # the plugin stops after one comparison when the score is at the threshold
                 if hits.any():
                     continue
             kept.append(position)
-            if adaptive and threshold > F32(0.5):
+            if threshold > F32(0.5):
                 threshold = F32(threshold * F32(self.nms_eta))
-        kept = np.array(kept, dtype=np.int64)
-        return kept, scores[kept]
+        return np.array(kept, dtype=np.int64)
 
     def _sort_within_image(self, batch):
         if self.sort_result_across_batch or self.sort_result_type != "classid":
@@ -214,11 +231,12 @@ class MulticlassNms8(_MultiNmsBase):
 
 
 def _multiclass_iou(boxes, i, others, norm):
+    """IoU of boxes i with boxes others, pair by pair (MulticlassNms: boxes `norm` longer than x2 - x1)."""
     a, o = boxes[i], boxes[others]
-    area_i = F32((a[2] - a[0] + norm) * (a[3] - a[1] + norm))
+    area_i = ((a[:, 2] - a[:, 0] + norm) * (a[:, 3] - a[:, 1] + norm)).astype(F32)
     area_o = ((o[:, 2] - o[:, 0] + norm) * (o[:, 3] - o[:, 1] + norm)).astype(F32)
-    inter = (np.maximum(np.minimum(a[2], o[:, 2]) - np.maximum(a[0], o[:, 0]) + norm, F32(0))
-             * np.maximum(np.minimum(a[3], o[:, 3]) - np.maximum(a[1], o[:, 1]) + norm, F32(0))).astype(F32)
+    inter = (np.maximum(np.minimum(a[:, 2], o[:, 2]) - np.maximum(a[:, 0], o[:, 0]) + norm, F32(0))
+             * np.maximum(np.minimum(a[:, 3], o[:, 3]) - np.maximum(a[:, 1], o[:, 1]) + norm, F32(0))).astype(F32)
     with np.errstate(all="ignore"):
         iou = (inter / (area_i + area_o - inter)).astype(F32)
     return np.where((area_i <= 0) | (area_o <= 0), F32(0), iou)

@@ -99,7 +99,12 @@ class MVN6(Op):
     def infer(self, inputs):
         data, axes = inputs
         _require_float(data)
-        values = axes_input(axes, data.rank)
+        try:
+            values = axes_input(axes, data.rank)
+        except ShapeError as exc:
+            if exc.rule == "attr.range":  # OpenVINO's MVN-6 shape inference does not check the axes' range
+                exc.rule = "attr.range.spec"
+            raise
         if values is not None and axes.value is not None and len(values) != np.asarray(axes.value).size:
             raise ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value", port=1)
         if data.rank is not None and axes.shape is not None and axes.shape and axes.shape[0] is not None \

@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES, lowest
 from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, numel, require_rank
+from .shapes import as_index_array, numel, require_positive_steps, require_rank
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 
@@ -55,7 +55,9 @@ def pooling_geometry(spatial, kernel, strides, dilations, pads_begin, pads_end, 
     return out, begins, ends
 
 
-def check_pool_attributes(op_, rank):
+def check_pool_attributes(op_, rank, shape=None):
+    if shape is not None and shape[1] == 0:  # OpenVINO's pooling shape inference refuses zero channels
+        raise ShapeError(f"input {list(shape)} has no channels", rule="port.dims", port=0)
     spatial = rank - 2
     for name in ("kernel", "strides", "pads_begin", "pads_end", "dilations"):
         values = getattr(op_, name, None)
@@ -66,10 +68,11 @@ def check_pool_attributes(op_, rank):
         if len(values) != spatial:
             raise ShapeError(f"attribute '{name}' has {len(values)} values, expected {spatial} "
                              f"(input rank {rank} minus 2)", rule="attr.length")
-    for name in ("kernel", "strides", "dilations"):
-        values = getattr(op_, name, None) or ()
-        if any(v <= 0 for v in values):
-            raise ShapeError(f"attribute '{name}' has a non-positive value {list(values)}", rule="attr.range")
+    kernel = getattr(op_, "kernel", None) or ()
+    if any(v <= 0 for v in kernel):
+        raise ShapeError(f"attribute 'kernel' has a non-positive value {list(kernel)}", rule="attr.range")
+    for name in ("strides", "dilations"):
+        require_positive_steps(name, getattr(op_, name, None) or ())
 
 
 # ---------------------------------------------------------------- MaxPool
@@ -104,9 +107,9 @@ class MaxPool1(Op):
         (data,) = inputs
         require_rank(data.shape, (3, 4, 5))
         if data.type.name == "boolean":  # the spec allows float and integer data; OpenVINO forgets to check
-            raise ShapeError("data must be a float or integer type, got boolean", rule="port.type", port=0)
+            raise ShapeError("data must be a float or integer type, got boolean", rule="port.type.spec", port=0)
         rank = len(self.kernel) + 2 if data.shape is None else len(data.shape)
-        check_pool_attributes(self, rank)
+        check_pool_attributes(self, rank, data.shape)
         self.check_axis(rank)
         out_spatial, _, _ = self.geometry(data.shape)
         batch = (None, None) if data.shape is None else data.shape[:2]

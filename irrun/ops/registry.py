@@ -20,6 +20,9 @@ class TensorInfo:
     shape: Shape | None
     type: ElementType
     value: np.ndarray | None = None
+    # Shape arithmetic whose value is partly known (ShapeOf of a partly dynamic shape, Gather, Concat): each
+    # element, flattened, an int or None. Only the checker fills it (irrun/ops/partial.py).
+    partial: tuple | None = None
 
     @property
     def rank(self) -> int | None:

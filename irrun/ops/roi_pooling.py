@@ -120,6 +120,7 @@ def roi_align(features, rois, batch_ids, pooled_h, pooled_w, sampling_ratio, spa
     if max_x == 0 or max_y == 0:
         return out
     per_roi = channels * pooled_h * pooled_w * max_x * max_y * 4
+    features = channels_last(features)
     for part in _roi_chunks(num_rois, per_roi):
         out[part] = _roi_align_chunk(features, batch_ids[part], x1[part], y1[part], bin_w[part], bin_h[part],
                                      ratio_x[part], ratio_y[part], max_x, max_y, pooled_h, pooled_w, mode, ctype)
@@ -148,9 +149,16 @@ def _sample_axis(start, bin_size, ratio, max_ratio, pooled, size, ctype):
     return low, high, np.where(valid, w_low, zero), np.where(valid, w_high, zero), valid
 
 
+def channels_last(features):
+    """[N, C, H, W] features as a contiguous [N, H, W, C] copy: a bilinear sample then gathers C adjacent
+    values instead of C values a plane apart."""
+    return np.ascontiguousarray(np.moveaxis(features, 1, -1))
+
+
 def _roi_align_chunk(features, batch_ids, x1, y1, bin_w, bin_h, ratio_x, ratio_y, max_x, max_y,
                      pooled_h, pooled_w, mode, ctype):
-    height, width = features.shape[2:]
+    """ROIAlign of some ROIs on channels_last features: [R, C, pooled_h, pooled_w]."""
+    height, width = features.shape[1:3]
     y_lo, y_hi, wy_lo, wy_hi, vy = _sample_axis(y1, bin_h, ratio_y, max_y, pooled_h, height, ctype)
     x_lo, x_hi, wx_lo, wx_hi, vx = _sample_axis(x1, bin_w, ratio_x, max_x, pooled_w, width, ctype)
     # index layout (R, PH, SY, PW, SX) -> gathered (R, PH, SY, PW, SX, C)
@@ -162,15 +170,20 @@ def _roi_align_chunk(features, batch_ids, x1, y1, bin_w, bin_h, ratio_x, ratio_y
     sample = None
     for iy, ix in ((0, 0), (0, 1), (1, 0), (1, 1)):
         weight = (wy[iy] * wx[ix]).astype(ctype)[..., None]
-        term = weight * features[b, :, ys[iy], xs[ix]].astype(ctype)
-        sample = term if sample is None else sample + term
-    valid = (vy[:, :, :, None, None] & vx[:, None, None, :, :])[..., None]
+        term = features[b, ys[iy], xs[ix]].astype(ctype, copy=False)
+        if sample is None:
+            sample = np.multiply(weight, term, dtype=ctype)
+        else:
+            np.multiply(weight, term, out=term)
+            sample += term
+    invalid = ~(vy[:, :, :, None, None] & vx[:, None, None, :, :])[..., None]
     if mode == "max":
-        sample = np.where(valid, sample, ctype(0))
+        np.copyto(sample, ctype(0), where=invalid)
         result = np.maximum(sample.max(axis=(2, 4)), ctype(0))
     else:
-        count = (ratio_x * ratio_y).astype(ctype)[:, None, None, None, None, None]
-        result = np.where(valid, sample / count, ctype(0)).sum(axis=(2, 4))
+        sample /= (ratio_x * ratio_y).astype(ctype)[:, None, None, None, None, None]
+        np.copyto(sample, ctype(0), where=invalid)
+        result = sample.sum(axis=(2, 4))
     return np.moveaxis(result, -1, 1).astype(features.dtype)
 
 

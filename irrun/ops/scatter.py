@@ -63,25 +63,56 @@ class ScatterElementsUpdate3(Op):
             raise ExecutionError(f"indices shape {shape_str(indices.shape)} exceeds data shape "
                                  f"{shape_str(data.shape)} outside axis {axis}", rule="input.index", port=1)
         size = data.shape[axis]
-        idx = indices.astype(np.int64)
-        bad = (idx < -size) | (idx >= size)
-        if bad.any():
-            raise ExecutionError(f"index {int(idx[bad][0])} is out of range [{-size}, {size - 1}] for axis {axis}",
-                                 rule="input.index", port=1)
+        idx = indices.astype(np.int64, copy=False)
         out = np.array(data, copy=True)
         flat = out.reshape(-1)
         if idx.size == 0:
             return [out]
+        low, high = int(idx.min()), int(idx.max())
+        if low < -size or high >= size:
+            bad = (idx < -size) | (idx >= size)
+            raise ExecutionError(f"index {int(idx[bad][0])} is out of range [{-size}, {size - 1}] for axis {axis}",
+                                 rule="input.index", port=1)
+        if low < 0:
+            idx = np.where(idx < 0, idx + size, idx)
+        if self.reduction == "none" and _scatter_rows(out, idx, updates, axis):
+            return [out]
         coords = list(np.indices(idx.shape, sparse=True))
-        coords[axis] = np.where(idx < 0, idx + size, idx)
+        coords[axis] = idx
         targets = np.ravel_multi_index(tuple(np.broadcast_arrays(*coords)), data.shape).reshape(-1)
         values = updates.reshape(-1)
         if self.reduction == "none":
+            if _all_distinct(targets, flat.size):
+                flat[targets] = values
+                return [out]
             last = targets.size - 1 - np.unique(targets[::-1], return_index=True)[1]
             flat[targets[last]] = values[last]
             return [out]
         scatter_reduce(flat, targets, values, self.reduction, self.use_init_val)
         return [out]
+
+
+def _scatter_rows(out, idx, updates, axis) -> bool:
+    """Indices that are the same along every other axis (a converter's broadcast of one index per row, as in
+    torchvision's MultiScaleRoIAlign) move whole rows: out[rows[k]] = updates[k] along `axis`, the last of
+    equal rows winning. False (nothing done) for other indices."""
+    moved = np.moveaxis(idx, axis, 0).reshape(idx.shape[axis], -1)
+    if moved.shape[1] == 0:
+        return False
+    rows = moved[:, 0]
+    if not (moved == rows[:, None]).all():
+        return False
+    last = len(rows) - 1 - np.unique(rows[::-1], return_index=True)[1]
+    target = np.moveaxis(out, axis, 0)[(slice(None),) + tuple(slice(0, n) for n in np.delete(idx.shape, axis))]
+    target[rows[last]] = np.moveaxis(updates, axis, 0)[last]
+    return True
+
+
+def _all_distinct(targets, size) -> bool:
+    """Whether no target repeats (then the order the updates are written in does not matter)."""
+    seen = np.zeros(size, dtype=bool)
+    seen[targets] = True
+    return int(np.count_nonzero(seen)) == targets.size
 
 
 def _neutral(dtype, reduction):

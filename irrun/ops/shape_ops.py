@@ -121,6 +121,8 @@ class Reshape1(Op):
         are compared only when there is no -1 and no special zero."""
         require_max_rank(pattern_info, 1, "target shape", 1)
         pattern = int_values(pattern_info, "target shape", 1)
+        if pattern is None and pattern_info.partial is not None and pattern_info.rank == 1:
+            pattern = np.array(pattern_info.partial, dtype=object)  # partly known (irrun/ops/partial.py)
         if pattern is None:
             n = one_dim_length(pattern_info)
             if pattern_info.rank == 0:
@@ -134,10 +136,15 @@ class Reshape1(Op):
         rank = data.rank
         out, minus_one, zeros = [], None, False
         in_count, out_count = 1, 1
+        static_in = 1  # OpenVINO's product of the known input dims (special-zero positions left out)
+        unknown = False  # a partly known pattern: its unknown entries are dynamic dims
         for i, v in enumerate(pattern.tolist()):
             special = v == 0 and self.special_zero
             zeros = zeros or special
-            if v == -1:
+            if v is None:
+                unknown = True
+                out.append(None)
+            elif v == -1:
                 if minus_one is not None:
                     raise ShapeError("more than one dimension of the target shape is -1", rule="attr.value", port=1)
                 minus_one = i
@@ -157,15 +164,20 @@ class Reshape1(Op):
                 out_count *= v
             if rank is not None and i < rank and not special:
                 in_count = None if in_count is None or data.shape[i] is None else in_count * data.shape[i]
-        if rank is None:
+                static_in *= 1 if data.shape[i] is None else data.shape[i]
+        if rank is not None:
+            for d in data.shape[len(pattern):]:
+                in_count = None if in_count is None or d is None else in_count * d
+                static_in *= 1 if d is None else d
+        # OpenVINO refuses a 0 beside a -1 unless a known input dim is 0 too: dynamic dims (and a dynamic rank)
+        # count as non-zero there.
+        if minus_one is not None and out_count == 0 and static_in != 0:
+            raise ShapeError("cannot infer the -1 dimension with a zero-sized output dimension unless an "
+                             "input dimension is zero-sized too", rule="shape.reshape", port=1)
+        if rank is None or unknown:
             return tuple(out)
-        for d in data.shape[len(pattern):]:
-            in_count = None if in_count is None or d is None else in_count * d
         if minus_one is not None:
             if out_count == 0:
-                if in_count not in (None, 0):
-                    raise ShapeError("cannot infer the -1 dimension with a zero-sized output dimension unless an "
-                                     "input dimension is zero-sized too", rule="shape.reshape", port=1)
                 out[minus_one] = 1
             elif in_count is not None:
                 if in_count % out_count:
@@ -442,6 +454,8 @@ class Broadcast1(Op):
         if mode == "explicit":
             if len(inputs) != 3:
                 raise ShapeError("explicit mode needs the axes_mapping input", rule="port.count")
+        if target is None and target_info.partial is not None and mode in ("numpy", "bidirectional"):
+            return self.partial_shape(data, target_info.partial, mode)
         if target is None:
             n = one_dim_length(target_info)
             if mode == "bidirectional" and data.shape is not None and n is not None:
@@ -459,6 +473,18 @@ class Broadcast1(Op):
         if mode == "pdpd":
             return self.pdpd_shape(data.shape, target)
         return self.explicit_shape(data.shape, target, inputs[2])
+
+    @staticmethod
+    def partial_shape(data, target, mode):
+        """A target shape partly known (irrun/ops/partial.py): the known dims are checked as OpenVINO does."""
+        if any(t is not None and t < 0 for t in target):
+            raise ShapeError(f"target shape {['?' if t is None else t for t in target]} has a negative value",
+                             rule="attr.range", port=1)
+        if data.shape is None:
+            return tuple(target) if mode != "bidirectional" else None
+        if mode == "numpy":
+            return numpy_broadcast_target(data.shape, tuple(target))
+        return bidirectional_shape(data.shape, tuple(target))
 
     def pdpd_start(self, in_rank, out_rank):
         axis = self.pdpd_axis()

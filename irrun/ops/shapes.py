@@ -26,8 +26,8 @@ def parse_dim(text: str) -> tuple[int, int | None]:
             raise ValueError(f"bad interval dimension {text!r}")
         return low, high
     value = int(text)
-    if value < 0:
-        raise ValueError(f"negative dimension {text!r}")
+    if not 0 <= value < 1 << 63:  # OpenVINO reads a dim as int64
+        raise ValueError(f"dimension {text!r} is out of range")
     return value, value
 
 
@@ -73,3 +73,13 @@ def as_index_array(value, what, port) -> np.ndarray:
     if array.dtype.kind not in "iu":
         raise ShapeError(f"{what} must hold integers, got {array.dtype}", rule="port.type", port=port)
     return array.astype(np.int64)
+
+
+def require_positive_steps(name: str, values) -> None:
+    """Strides and dilations: OpenVINO refuses a 0 (attr.range) but reads a negative value as a huge unsigned
+    one and accepts the file, so irrun refusing it is stricter (attr.range.spec)."""
+    if any(v == 0 for v in values):
+        raise ShapeError(f"{name} {list(values)} must be positive", rule="attr.range")
+    if any(v < 0 for v in values):
+        raise ShapeError(f"{name} {list(values)} must be positive (OpenVINO reads a negative value as a huge "
+                         f"unsigned one)", rule="attr.range.spec")

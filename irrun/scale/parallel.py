@@ -17,8 +17,8 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from typing import Callable, Sequence
 
-from ..engine import heap
-from .tasks import ParallelError, TaskFailed, _describe, _distributed
+from ..engine import blas_threads, heap
+from .tasks import _STARTUP_THREAD_ENV, ParallelError, TaskFailed, _describe, _distributed
 
 CONNECT_TIMEOUT = "10s"
 
@@ -58,9 +58,16 @@ def _start_method() -> str:
     return "spawn"
 
 
+def _start_worker(blas_thread_count: int | None) -> None:
+    _ignore_interrupts()
+    if blas_thread_count is not None:
+        blas_threads.set_threads(blas_thread_count)
+
+
 def _new_pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(_start_method()),
-                               initializer=_ignore_interrupts)
+                               initializer=_start_worker,
+                               initargs=(blas_threads.per_worker(jobs, _STARTUP_THREAD_ENV),))
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

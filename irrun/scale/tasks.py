@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..engine import blas_threads
 from ..errors import IRError
 
-# A BLAS's last bit can depend on its thread count, so workers get the thread settings this process started
-# with (NumPy read them when it was imported), and their results equal a serial run's.
-BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# Workers of a local pool share the cores: each runs its BLAS on cores / workers threads, unless the user set
+# a count in the environment (engine/blas_threads.py). Dask workers get the thread settings this process started
+# with; like every process, they then fit the count to the machine's load before each run (unless it was set).
+BLAS_THREAD_VARIABLES = blas_threads.THREAD_VARIABLES
 _STARTUP_THREAD_ENV = {name: os.environ.get(name) for name in BLAS_THREAD_VARIABLES}
 DASK_EXTRA_HINT = "--dask needs dask.distributed: pip install 'irrun[dask]'"
 

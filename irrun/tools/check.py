@@ -21,10 +21,12 @@ from ..ir.model import IRDocument, Port
 from ..ir.types import element_type
 from ..ir.weights import WeightsFile
 from ..ir.xml import read_xml
+from ..ops.partial import with_partial_values
 from ..ops.registry import Context, TensorInfo
 from ..ops.shapes import numel, parse_dim, shape_str
 from ..ops.state import WARNING_RULES as STATE_WARNINGS
 from ..ops.state import variable_problems
+from .rule_classes import CLASS_NAMES, STRICTER, relaxed, rule_class
 
 ERROR, WARNING = "error", "warning"
 # Rules reported as warnings: OpenVINO reads such files, but something is probably not as intended.
@@ -49,14 +51,23 @@ class Diagnostic:
             "severity": self.severity, "rule": self.rule,
             "layer_id": layer.id if layer else None, "layer_name": layer.name if layer else None,
             "layer_type": layer.type if layer else None, "op_version": layer.version if layer else None,
-            "port": self.port, "message": self.message,
+            "port": self.port, "message": self.message, **self.class_dict(),
         }
+
+    def class_dict(self) -> dict:
+        """Whether OpenVINO's reader refuses this too ("openvino") or irrun is stricter ("stricter", why)."""
+        if self.severity == WARNING and self.rule in WARNING_RULES:
+            return {"class": None, "class_reason": None}
+        kind = rule_class(self.rule)
+        return {"class": kind.kind, "class_reason": kind.reason or None}
 
     def text(self, file: str) -> str:
         """`file: layer ID (name, Type-N): rule: message`; the port and a warning are part of the message."""
         message = " ".join(self.message.split())
         if self.port is not None:
             message = f"port {self.port}: {message}"
+        if self.class_dict()["class"] == STRICTER:
+            message = f"({CLASS_NAMES[STRICTER]}) {message}"
         if self.severity == WARNING:
             message = f"warning: {message}"
         location = f"{self.layer}: " if self.layer else ""
@@ -99,10 +110,17 @@ class Report:
         return [d.text(self.file) for d in self.diagnostics]
 
 
-def check(path) -> Report:
+def check(path, openvino_compatible: bool = False) -> Report:
     """Check one IR file (model.xml, with its .bin beside it). Never raises for a bad file: every
-    problem, including an unreadable file, is a diagnostic in the report."""
-    path = str(path)
+    problem, including an unreadable file, is a diagnostic in the report. With `openvino_compatible`,
+    errors OpenVINO's reader does not share are warnings (irrun/tools/rule_classes.py)."""
+    report = _check(str(path))
+    if openvino_compatible:
+        report.diagnostics = relaxed(report.diagnostics, ERROR, WARNING)
+    return report
+
+
+def _check(path: str) -> Report:
     try:
         doc = read_xml(path)
     except IRError as exc:
@@ -225,6 +243,8 @@ class _Checker:
         for direction, ports in ((0, layer.inputs), (1, layer.outputs)):
             for index, port in enumerate(ports):
                 self.decls[(layer.id, index, direction)] = self.declare(ref, port)
+        for body in layer.bodies.values():
+            self.check_body_dims(body.doc)
         for name in node.unknown_attrs:
             self.add(WARNING, "attr.unknown", f"unknown attribute '{name}' (OpenVINO ignores it)", ref)
         if node.op is None and not node.invalid and not live:
@@ -235,6 +255,18 @@ class _Checker:
             if node.op.size > needed:
                 self.add(WARNING, "const.size.extra", f"size {node.op.size} is more than the {needed} bytes "
                                                       f"{node.op.element_type}{list(node.op.shape)} takes", ref)
+
+    def check_body_dims(self, doc: IRDocument) -> None:
+        """Port dims OpenVINO cannot read, in a Loop's, If's or TensorIterator's body (nested ones too)."""
+        for layer in doc.layers:
+            for port in (*layer.inputs, *layer.outputs):
+                try:
+                    declared_bounds(port)
+                except ValueError:
+                    self.add(ERROR, "port.dims", f"dims {list(port.dims)} in a body are not all dimensions",
+                             layer_ref(layer), port.id)
+            for body in layer.bodies.values():
+                self.check_body_dims(body.doc)
 
     def declare(self, ref, port: Port) -> _PortDecl:
         try:
@@ -268,6 +300,8 @@ class _Checker:
                 if given is not None and not (produced is not None and decl.agrees(produced)):
                     self.compare(node, port, decl, given, "edge", source)
                 in_infos.append(given or decl.info())
+            if _is_state_op(node):
+                in_infos = [self.refined(source, info) for source, info in zip(node.inputs, in_infos)]
             outputs = self.infer_node(node, in_infos)
             if outputs is not None:
                 declared = len(node.layer.outputs)
@@ -283,8 +317,24 @@ class _Checker:
                     self.decls[(layer_id, index, 1)].info()
                 if info is not None:
                     infos[(layer_id, index)] = info
-        for problem in variable_problems(graph, infos):
+        writers = [node.inputs[0] for node in graph.nodes.values() if _is_state_op(node) and node.inputs]
+        refined = {**infos, **{source: self.refined(source, infos.get(source)) for source in writers}}
+        for problem in variable_problems(graph, refined):
             self.report(problem.located(file=self.file))
+
+    def refined(self, source, info: TensorInfo | None) -> TensorInfo | None:
+        """`info` with the dims irrun's inference leaves dynamic taken from the producer's declared output
+        port, when the two agree. OpenVINO propagates partial values of shape subgraphs (ShapeOf -> Gather ->
+        Concat -> Broadcast) that irrun does not; for the variables of ReadValue/Assign, whose declared shapes
+        OpenVINO compares with those, the dims its serializer wrote stand in for them."""
+        if info is None or info.shape is None or source is None or (source[0], source[1], 1) not in self.decls:
+            return info
+        decl = self.decls[(source[0], source[1], 1)]
+        if not decl.bounds or not decl.dims_agree(info):
+            return info
+        shape = tuple(d if d is not None else (low if low == high else None)
+                      for d, (low, high) in zip(info.shape, decl.bounds))
+        return TensorInfo(shape, info.type, info.value)
 
     def infer_node(self, node: Node, in_infos) -> list[TensorInfo] | None:
         """The op's inferred outputs (constants computed when small), or None when it cannot be inferred."""
@@ -302,6 +352,7 @@ class _Checker:
             self.add(WARNING, "check.internal", f"inference failed inside irrun ({type(exc).__name__}: {exc}); "
                                                 f"the layer is not verified", node.ref)
             return None
+        outputs = with_partial_values(node, in_infos, outputs)
         if node.op.foldable and node.ref.type != "Constant" and in_infos and all(
                 info.value is not None for info in in_infos) and all(
                 info.is_static and numel(info.shape) <= FOLD_LIMIT for info in outputs):
@@ -330,17 +381,23 @@ class _Checker:
         return exc.located(file=self.file, layer=node.ref)
 
     def compare(self, node: Node, port: Port, decl: _PortDecl, info: TensorInfo, kind: str, source=None):
-        """A declared port against what inference (or the producer's declaration) gives: rules port.dims and
-        port.type for output ports, edge.dims and edge.type for input ports. Returns whether they agree."""
+        """A declared port against what inference (or the producer's declaration) gives: rules
+        port.dims.declared and port.type.declared for output ports, edge.dims and edge.type for input ports.
+        Returns whether they agree."""
         where = "output" if kind == "port" else "input"
         origin = "inference gives" if source is None else f"its producer (layer {source[0]}, output {source[1]}) gives"
+        suffix = ".declared" if kind == "port" else ""
         if not decl.type_agrees(info):
-            self.add(ERROR, f"{kind}.type", f"{where} precision is {decl.type}, {origin} {info.type}", node.ref,
-                     port.id)
+            self.add(ERROR, f"{kind}.type{suffix}", f"{where} precision is {decl.type}, {origin} {info.type}",
+                     node.ref, port.id)
         if not decl.dims_agree(info):
-            self.add(ERROR, f"{kind}.dims", f"{where} dims are {_bounds_str(decl.bounds)}, {origin} "
+            self.add(ERROR, f"{kind}.dims{suffix}", f"{where} dims are {_bounds_str(decl.bounds)}, {origin} "
                                             f"{shape_str(info.shape)}", node.ref, port.id)
         return decl.agrees(info)
+
+
+def _is_state_op(node: Node) -> bool:
+    return node.ref.type in ("ReadValue", "Assign")
 
 
 def _order_all(graph: Graph) -> list[str]:

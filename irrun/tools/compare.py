@@ -1,6 +1,7 @@
 """Comparisons of a run, layer by layer, with OpenVINO, saved outputs or a layer dump.
 
-OpenVINO is imported only by `compare_with_openvino` (and `import_openvino`), and only when called.
+OpenVINO is imported only by `openvino_layer_outputs` (and `import_openvino`), and only when called;
+compare_openvino.py puts the comparison with OpenVINO together.
 """
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ import numpy as np
 from ..errors import InputError
 from ..engine.graph import Node
 from .dumps import GIVEN, Observer, chain, output_arrays, read_dump_index
-from .inputs import named_feeds
 from .tables import text_table
 
 
@@ -103,6 +103,7 @@ class Comparison:
     layers: list[Diff] = field(default_factory=list)     # in execution order
     outputs: list[Diff] = field(default_factory=list)    # in the model's output order
     missing: list[str] = field(default_factory=list)     # what could not be matched, and why
+    plain: object | None = None   # openvino_fusion.PlainRun: OpenVINO's unmodified model (--against openvino)
 
     @property
     def first_divergence(self) -> Diff | None:
@@ -112,7 +113,7 @@ class Comparison:
     def passed(self) -> bool:
         """Every final output matches (with no outputs to compare, every compared layer)."""
         rows = self.outputs or self.layers
-        return bool(rows) and all(d.ok for d in rows)
+        return bool(rows) and all(d.ok for d in rows) and (self.plain is None or self.plain.passed)
 
     def to_dict(self) -> dict:
         first = self.first_divergence
@@ -125,6 +126,7 @@ class Comparison:
             "layers": [_jsonable(asdict(d)) for d in self.layers],
             "outputs": [_jsonable(asdict(d)) for d in self.outputs],
             "missing": self.missing,
+            "openvino_unmodified": None if self.plain is None else self.plain.to_dict(),
         }
 
     def text(self) -> str:
@@ -154,8 +156,14 @@ class Comparison:
         rows = self.outputs or self.layers
         failed = sum(not d.ok for d in rows)
         what = "outputs" if self.outputs else "compared tensors"
+        if self.plain is not None:
+            lines += self.plain.text()
         if not rows:
             lines.append("FAIL: nothing was compared")
+        elif not failed and self.plain is not None and not self.plain.passed:
+            lines.append(f"FAIL: all {len(rows)} {what} match OpenVINO with its intermediate outputs exposed, "
+                         + ("but its unmodified model could not be run" if self.plain.error is not None
+                            else f"but {len(self.plain.affected)} differ from its unmodified model"))
         elif failed:
             lines.append(f"FAIL: {failed} of {len(rows)} {what} differ")
         else:
@@ -198,7 +206,7 @@ def _output_diffs(model, results: dict, reference: dict, rtol, atol, comparison:
 
 
 def compare_with_outputs(model, feeds: dict, path, rtol: float = 1e-4, atol: float = 1e-4,
-                         observer: Observer | None = None) -> Comparison:
+                         observer: Observer | None = None, sampler=None) -> Comparison:
     """Run the model and compare its final outputs with a .npz saved by `irrun run -o` (keyed by output
     name)."""
     try:
@@ -211,15 +219,20 @@ def compare_with_outputs(model, feeds: dict, path, rtol: float = 1e-4, atol: flo
     comparison = Comparison(str(model.path), str(path), rtol, atol)
     results = model.run(feeds, observer=observer)
     _output_diffs(model, results, reference, rtol, atol, comparison)
+    if sampler is not None:
+        for diff in comparison.outputs:
+            if diff.name in reference:
+                sampler(diff, results[diff.name], reference[diff.name])
     names = {d.name for d in model.outputs}
     comparison.missing += [f"{path} holds {key!r}, which is no model output" for key in reference if key not in names]
     return comparison
 
 
 def compare_with_dump(model, feeds: dict, directory, rtol: float = 1e-4, atol: float = 1e-4,
-                      observer: Observer | None = None) -> Comparison:
+                      observer: Observer | None = None, sampler=None) -> Comparison:
     """Run the model and compare every layer output listed in a dump directory (`run --dump-layers`),
-    matched by layer name and output index; the final outputs are those of the layers feeding Results."""
+    matched by layer name and output index; the final outputs are those of the layers feeding Results.
+    `sampler(diff, got, reference)`, when given, sees every compared layer tensor (tools/report.py)."""
     directory = Path(directory)
     entries = read_dump_index(directory)
     wanted = {(str(e["name"]), int(e["port"])): e for e in entries}
@@ -240,6 +253,8 @@ def compare_with_dump(model, feeds: dict, directory, rtol: float = 1e-4, atol: f
                 raise InputError(f"cannot read {directory / str(entry['file'])}: {exc}") from None
             diff = diff_arrays(array, reference, rtol, atol, **_where(node, port))
             comparison.layers.append(diff)
+            if sampler is not None:
+                sampler(diff, array, reference)
             if (node.id, port) in finals:
                 final_diffs[finals[(node.id, port)]] = diff
 
@@ -281,17 +296,10 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
             results.append(ov.opset1.result(output))
             keys.append((node.get_friendly_name(), index))
     ov_model.add_results(results)
-    # f32 everywhere: no bf16 inference, no f16/u8 KV cache, no dynamic quantization of activations.
-    config = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0,
-              "INFERENCE_NUM_THREADS": int(threads)}
     try:
-        compiled = core.compile_model(ov_model, "CPU", config)
+        compiled = core.compile_model(ov_model, "CPU", openvino_config(threads))
         request = compiled.create_infer_request()
-        params = {p.get_friendly_name(): i for i, p in enumerate(ov_model.get_parameters())}
-        by_layer = {model.graph.nodes[lid].layer.name: desc.name for desc, lid in zip(model.inputs, model.graph.parameters)}
-        ov_feeds = {params[layer_name]: np.require(feeds[name], requirements="C") for layer_name, name in by_layer.items()
-                    if layer_name in params and name in feeds}
-        request.infer(ov_feeds)
+        request.infer(openvino_feeds(model, ov_model, feeds))
         arrays = [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(compiled.outputs))]
     except Exception as exc:  # noqa: BLE001
         raise InputError(f"OpenVINO failed to run {model.path}: {_first_line(exc)}") from None
@@ -301,35 +309,22 @@ def openvino_layer_outputs(model, feeds: dict, threads: int = 1):
     return layers, arrays[:originals]
 
 
+def openvino_feeds(model, ov_model, feeds: dict) -> dict:
+    """`feeds` (by input name) keyed by the index of OpenVINO's Parameter of the same layer name."""
+    params = {p.get_friendly_name(): i for i, p in enumerate(ov_model.get_parameters())}
+    by_layer = {model.graph.nodes[lid].layer.name: desc.name for desc, lid in zip(model.inputs, model.graph.parameters)}
+    return {params[layer_name]: np.require(feeds[name], requirements="C") for layer_name, name in by_layer.items()
+            if layer_name in params and name in feeds}
+
+
+def openvino_config(threads: int = 1) -> dict:
+    """f32 everywhere: no bf16 inference, no f16/u8 KV cache, no dynamic quantization of activations."""
+    return {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0,
+            "INFERENCE_NUM_THREADS": int(threads)}
+
+
 def _first_line(exc) -> str:
     text = str(exc).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     # OpenVINO's messages start with source locations; the last line usually says what went wrong.
     return (lines[-1] if lines else type(exc).__name__)[:300]
-
-
-def compare_with_openvino(model, feeds: dict, rtol: float = 1e-4, atol: float = 1e-4,
-                          observer: Observer | None = None, threads: int = 1) -> Comparison:
-    """Run the model in irrun and in OpenVINO's CPU plugin, every layer output exposed, and compare each
-    layer output (matched by friendly name = layer name, and output index) and each final output."""
-    feeds = named_feeds(model, feeds)
-    reference_layers, reference_outputs = openvino_layer_outputs(model, feeds, threads)
-    comparison = Comparison(str(model.path), "openvino", rtol, atol)
-    seen = set()
-
-    def observe(node, outputs, seconds):
-        if node.ref.type in GIVEN:
-            return
-        for port, array in enumerate(output_arrays(node, outputs)):
-            key = (node.ref.name, port)
-            if key not in reference_layers:
-                comparison.missing.append(f"{node.ref} port {port}: OpenVINO has no output {port} of a node "
-                                          f"named {node.ref.name!r}")
-                continue
-            seen.add(key)
-            comparison.layers.append(diff_arrays(array, reference_layers[key], rtol, atol, **_where(node, port)))
-
-    results = model.run(feeds, observer=chain(observe, observer))
-    reference = {desc.name: array for desc, array in zip(model.outputs, reference_outputs)}
-    _output_diffs(model, results, reference, rtol, atol, comparison)
-    return comparison

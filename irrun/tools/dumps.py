@@ -21,7 +21,8 @@ GIVEN = ("Parameter", "Constant", "Result", "Assign")  # no Result can be added 
 
 
 def chain(*observers: Observer | None) -> Observer | None:
-    """One observer calling each of `observers` (None entries are skipped); None when there are none."""
+    """One observer calling each of `observers` (None entries are skipped); None when there are none. It
+    passes the run's marks (engine/timeline.py) to the observers that take them."""
     active = [o for o in observers if o is not None]
     if not active:
         return None
@@ -32,6 +33,12 @@ def chain(*observers: Observer | None) -> Observer | None:
         for observer in active:
             observer(node, outputs, seconds)
 
+    timelines = [o.mark for o in active if hasattr(o, "mark")]
+    if timelines:
+        def mark(label, node=None):
+            for each in timelines:
+                each(label, node)
+        observe.mark = mark
     return observe
 
 

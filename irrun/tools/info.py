@@ -23,6 +23,7 @@ def model_info(path, with_checker: bool = True) -> dict:
     run (inputs/outputs then come from the declared ports and `load_error` says why)."""
     from ..engine.loader import load
     from ..ir.xml import read_xml
+    from .target import oldest_release
 
     doc = read_xml(path)
     info: dict = {"file": str(path), "name": doc.name, "ir_version": doc.ir_version}
@@ -44,6 +45,7 @@ def model_info(path, with_checker: bool = True) -> dict:
     info["layers"] = len(doc.layers)
     info["ops"] = dict(sorted(histogram.items()))
     info["opsets"] = sorted({layer.opset for layer in doc.layers}, key=_opset_key)
+    info["oldest_openvino"] = oldest_release(doc)
     implemented = set(supported_ops())
     info["unsupported_ops"] = sorted({_op_label(layer) for layer in doc.layers if not _implemented(layer, implemented)})
     by_type: Counter = Counter()
@@ -123,6 +125,8 @@ def format_info(info: dict) -> str:
     if info["unsupported_ops"]:
         lines.append(f"Not implemented by irrun: {', '.join(info['unsupported_ops'])}")
     lines.append(f"Opsets: {', '.join(info['opsets'])}")
+    lines.append(f"Oldest OpenVINO release that reads it: {info['oldest_openvino']} (of the releases tested, "
+                 f"irrun/tools/release_table.py)")
     w = info["weights"]
     by_type = ", ".join(f"{t} {_size(n)}" for t, n in w["const_bytes_by_type"].items())
     bin_size = "missing" if w["bin_bytes"] is None else _size(w["bin_bytes"])

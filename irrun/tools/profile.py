@@ -1,4 +1,5 @@
-"""Per-layer profiles of a run and the progress shown while a model runs."""
+"""Per-layer profiles of a run (accounting for all of its time, engine/timeline.py) and the progress shown
+while a model runs."""
 from __future__ import annotations
 
 from collections import Counter
@@ -6,6 +7,7 @@ from dataclasses import asdict, dataclass
 
 
 from ..engine.graph import Node
+from ..engine.timeline import INFERENCE, KERNEL_TIME, Timeline
 from .tables import text_table
 
 
@@ -16,15 +18,23 @@ class LayerTime:
     type: str
     version: int | None
     status: str        # EXECUTED, AT_LOAD (constant, computed once at load) or INPUT
-    seconds: float
+    seconds: float     # the kernel
+    inference: float = 0.0  # shapes inferred at run time (where value-dependent ops and If/Loop bodies compute)
+
+    @property
+    def total(self) -> float:
+        return self.seconds + self.inference
 
 
-class Profiler:
-    """An observer recording each layer's kernel time; `report()` is benchmark_app's counters report:
-    every executed layer, the slowest ones and time by op type."""
+class Profiler(Timeline):
+    """An observer recording each layer's kernel and run-time inference time, and (through the run's marks,
+    engine/timeline.py) the time spent outside layers; `report()` is benchmark_app's counters report: every
+    executed layer, the slowest ones, time by op type and the rest, adding up to the run's wall time."""
 
     def __init__(self, model):
+        super().__init__()
         self.times: list[LayerTime] = []
+        self._recorded: dict[tuple[str, str], float] = {}
         # layers whose values were computed when the model was loaded (Constants, constant subgraphs)
         self._at_load = {lid for (lid, _), info in model.infos.items() if info.value is not None}
 
@@ -36,11 +46,26 @@ class Profiler:
         else:
             status = "EXECUTED"
         ref = node.ref
-        self.times.append(LayerTime(ref.id, ref.name, ref.type, ref.version, status, seconds))
+        inference = self._new_charge(node.id, INFERENCE)
+        if self._last is not None:  # the run marks its milestones: take the kernel time on the same clock
+            seconds = self._new_charge(node.id, KERNEL_TIME)
+        self.times.append(LayerTime(ref.id, ref.name, ref.type, ref.version, status, seconds, inference))
+
+    def _new_charge(self, layer_id: str, label: str) -> float:
+        """What the layer was charged for `label` since it was last recorded (a profiler may see several runs)."""
+        total = self.layer(layer_id, label)
+        recorded = self._recorded.get((layer_id, label), 0.0)
+        self._recorded[(layer_id, label)] = total
+        return total - recorded
 
     @property
     def executed(self) -> list[LayerTime]:
         return [t for t in self.times if t.status == "EXECUTED"]
+
+    @property
+    def wall(self) -> float:
+        """The run's time: every layer and everything outside them (the layers alone without marks)."""
+        return self.total if self._last is not None else sum(t.total for t in self.executed)
 
     def by_type(self) -> list[tuple[str, int, float]]:
         totals: dict[str, list] = {}
@@ -48,39 +73,50 @@ class Profiler:
             key = f"{t.type}-{t.version}"
             entry = totals.setdefault(key, [0, 0.0])
             entry[0] += 1
-            entry[1] += t.seconds
+            entry[1] += t.total
         return sorted(((k, n, s) for k, (n, s) in totals.items()), key=lambda row: -row[2])
 
     def to_dict(self, top: int = 10) -> dict:
-        total = sum(t.seconds for t in self.executed)
+        total = self.wall
+
+        def row(t):
+            return dict(asdict(t), ms=t.seconds * 1e3, inference_ms=t.inference * 1e3)
         return {
             "total_ms": total * 1e3,
-            "layers": [dict(asdict(t), ms=t.seconds * 1e3) for t in self.times],
-            "top": [dict(asdict(t), ms=t.seconds * 1e3) for t in self.top(top)],
+            "layers": [row(t) for t in self.times],
+            "top": [row(t) for t in self.top(top)],
             "by_type": [{"type": k, "count": n, "ms": s * 1e3, "percent": _percent(s, total)}
                         for k, n, s in self.by_type()],
+            "outside_layers": [{"what": k, "ms": s * 1e3, "percent": _percent(s, total)}
+                               for k, s in self.outside.items()],
         }
 
     def top(self, count: int = 10) -> list[LayerTime]:
-        return sorted(self.executed, key=lambda t: -t.seconds)[:count]
+        return sorted(self.executed, key=lambda t: -t.total)[:count]
 
     def report(self, top: int = 10) -> str:
         executed = self.executed
-        total = sum(t.seconds for t in executed)
+        total = self.wall
         lines = ["Per-layer times (execution order):"]
-        lines += text_table([("id", "layer", "type", "status", "ms", "%")] + [
+        lines += text_table([("id", "layer", "type", "status", "kernel ms", "inference ms", "%")] + [
             (t.layer_id, t.name, f"{t.type}-{t.version}", t.status, f"{t.seconds * 1e3:.3f}",
-             f"{_percent(t.seconds, total):.1f}") for t in executed], right={4, 5})
+             f"{t.inference * 1e3:.3f}", f"{_percent(t.total, total):.1f}") for t in executed], right={4, 5, 6})
         lines += ["", f"Top {min(top, len(executed))} layers by time:"]
         lines += text_table([("id", "layer", "type", "ms", "%")] + [
-            (t.layer_id, t.name, f"{t.type}-{t.version}", f"{t.seconds * 1e3:.3f}",
-             f"{_percent(t.seconds, total):.1f}") for t in self.top(top)], right={3, 4})
+            (t.layer_id, t.name, f"{t.type}-{t.version}", f"{t.total * 1e3:.3f}",
+             f"{_percent(t.total, total):.1f}") for t in self.top(top)], right={3, 4})
         lines += ["", "Time by op type:"]
         lines += text_table([("type", "layers", "ms", "%")] + [
             (k, str(n), f"{s * 1e3:.3f}", f"{_percent(s, total):.1f}") for k, n, s in self.by_type()], right={1, 2, 3})
+        lines += ["", "Time outside layers:"]
+        lines += text_table([("what", "ms", "%")] + [
+            (k, f"{s * 1e3:.3f}", f"{_percent(s, total):.1f}") for k, s in self.outside.items()], right={1, 2})
         skipped = Counter(t.status for t in self.times if t.status != "EXECUTED")
-        lines += ["", (f"Total: {total * 1e3:.3f} ms in {len(executed)} executed layers "
-                       f"({skipped.get('AT_LOAD', 0)} computed at load, {skipped.get('INPUT', 0)} inputs)")]
+        kernels, inference = sum(t.seconds for t in executed), sum(t.inference for t in executed)
+        lines += ["", (f"Total: {total * 1e3:.3f} ms, the run's wall time: {kernels * 1e3:.3f} ms in the kernels "
+                       f"and {inference * 1e3:.3f} ms in run-time inference of {len(executed)} executed layers "
+                       f"({skipped.get('AT_LOAD', 0)} computed at load, {skipped.get('INPUT', 0)} inputs), "
+                       f"{(total - kernels - inference) * 1e3:.3f} ms outside layers")]
         return "\n".join(lines)
 
 

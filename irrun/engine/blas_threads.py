@@ -1,0 +1,153 @@
+"""How many threads NumPy's BLAS runs matrix products on, and setting it from inside this process.
+
+By default the BLAS (OpenBLAS in NumPy's wheels) uses one thread per core. Worker processes each doing that
+oversubscribe the cores, which costs more than the threads gain (measured: 20 ResNet-50 inputs on 2 cores took
+2.5x longer with 2 workers than with 1), so a pool gives each worker cores / workers threads (at least one)
+unless the user chose a count through the environment (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
+MKL_NUM_THREADS), which every worker then keeps.
+
+The same oversubscription hits a single process when other programs keep cores busy: the BLAS's threads wait
+for each other at every product, and a thread that lost its core holds the others up (measured: ResNet-50 at
+1.5x its one-thread time with one core busy elsewhere). With FIT_TO_LOAD, before a run (at most every
+CHECK_EVERY seconds) `fit_to_load` gives the BLAS only the cores that no other process is running on, never
+fewer than one nor more than the process's share: a quiet machine keeps every thread, a busy one falls back to
+one. It is off by default: a matrix-vector product's last bit depends on the thread count, so the same run would
+give other bits on a busy machine than on a quiet one, and irrun is a reference first.
+
+The count is set through OpenBLAS's own openblas_set_num_threads, found in the library this process has
+loaded (NumPy's wheels; a millisecond), or else through threadpoolctl when it is installed (it knows every
+BLAS NumPy may be built with, but importing it and finding the libraries takes tens of milliseconds).
+Environment variables would not do: NumPy reads them once, when it is imported, and forked workers start
+with NumPy already imported."""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import time
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+FIT_TO_LOAD = False  # True: each run fits the BLAS's threads to the cores other processes leave free
+CHECK_EVERY = 0.05  # seconds between looks at the machine's load
+_clock = time.monotonic
+_GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
+            "openblas_get_num_threads64_", "openblas_get_num_threads")
+_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+            "openblas_set_num_threads64_", "openblas_set_num_threads")
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def user_chose(environ=os.environ) -> bool:
+    return any(environ.get(name) for name in THREAD_VARIABLES)
+
+
+def per_worker(workers: int, environ=os.environ) -> int | None:
+    """The thread count for each of `workers` processes sharing the cores; None: leave the user's setting."""
+    return None if user_chose(environ) else max(1, cores() // workers)
+
+
+class _Policy:
+    """This process's share of the cores (set for a pool worker) and the count the BLAS runs on now."""
+
+    def __init__(self):
+        self.active = not user_chose()
+        self.share = None
+        self.current = None
+        self.checked = -CHECK_EVERY
+
+
+_POLICY = _Policy()
+
+
+def set_threads(count: int) -> bool:
+    """Give the BLAS of this process `count` threads from now on, its share of the cores; False when no way
+    to set them was found."""
+    _POLICY.share = count
+    return _apply(count)
+
+
+def fit_to_load() -> None:
+    """The BLAS on the cores no other process is running on (see the module's docstring)."""
+    policy = _POLICY
+    now = _clock()
+    if not FIT_TO_LOAD or not policy.active or now - policy.checked < CHECK_EVERY:
+        return
+    policy.checked = now
+    busy = _busy_elsewhere()
+    if busy is None:
+        policy.active = False
+        return
+    available = cores()
+    count = max(1, min(policy.share or available, available - busy))
+    if count != policy.current and not _apply(count):
+        policy.active = False
+
+
+def _busy_elsewhere() -> int | None:
+    """Runnable threads of other processes now (Linux's /proc), or None when that cannot be read."""
+    try:
+        with open("/proc/loadavg") as file:
+            runnable = int(file.read().split()[3].split("/")[0])
+        own = 0
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/stat") as file:
+                own += file.read().rsplit(")", 1)[1].split()[0] == "R"
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0, runnable - own)
+
+
+def _apply(count: int) -> bool:
+    _POLICY.current = count
+    setter = _openblas_function(_SETTERS)
+    if setter is not None:
+        setter(ctypes.c_int(count))
+        return True
+    try:
+        import threadpoolctl
+    except ImportError:
+        return False
+    threadpoolctl.threadpool_limits(count, user_api="blas")
+    return True
+
+
+def threads() -> int | None:
+    """The BLAS's thread count now (None when it cannot be read)."""
+    getter = _openblas_function(_GETTERS)
+    if getter is not None:
+        return int(getter())
+    try:
+        import threadpoolctl
+    except ImportError:
+        return None
+    counts = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+    return counts[0] if counts else None
+
+
+@functools.lru_cache(maxsize=None)
+def _openblas_function(names):
+    """The first of `names` exported by the OpenBLAS loaded in this process (Linux), or None."""
+    import numpy  # noqa: F401  (loads the BLAS)
+
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD if hasattr(os, "RTLD_NOLOAD") else 0)
+        except OSError:
+            continue
+        for name in names:
+            function = getattr(library, name, None)
+            if function is not None:
+                return function
+    return None
