@@ -1,5 +1,6 @@
 """Hostile and broken inputs: every failure is an IRError with one line; nothing is expanded, leaked
 or exhausted; the CLI never prints a traceback."""
+import functools
 import random
 import sys
 from pathlib import Path
@@ -229,22 +230,29 @@ def test_long_chain_has_no_recursion_limit(tmp_path):
 # ------------------------------------------------------------------ fuzzing
 
 FUZZ_CASES = 3000
+FUZZ_CHUNKS = 6  # run apart, so parallel test workers share them
 # Seeds larger than this (Swin, Faster R-CNN: ten times the time per case) are left to tools/fuzz.py's long runs.
 FUZZ_SEED_MAX_XML_BYTES = 200_000
 
 
-def test_fuzzed_models_give_success_or_irerror(tmp_path):
-    seeds = [seed for seed in fuzz.load_seeds([MODELS]) if len(seed.xml) <= FUZZ_SEED_MAX_XML_BYTES]
+@functools.lru_cache(maxsize=1)
+def small_model_seeds():
+    return [seed for seed in fuzz.load_seeds([MODELS]) if len(seed.xml) <= FUZZ_SEED_MAX_XML_BYTES]
+
+
+@pytest.mark.parametrize("chunk", range(FUZZ_CHUNKS))
+def test_fuzzed_models_give_success_or_irerror(tmp_path, chunk):
+    seeds = small_model_seeds()
     assert len(seeds) >= 10
-    rng, nprng = random.Random(20261121), np.random.default_rng(20261121)
+    rng, nprng = random.Random(20261121 + chunk), np.random.default_rng([20261121, chunk])
     outcomes = {}
-    for case in range(FUZZ_CASES):
+    for case in range(FUZZ_CASES // FUZZ_CHUNKS):
         seed = rng.choice(seeds)
         xml_bytes, bin_bytes, kind = fuzz.mutate(seed, rng)
         try:
             outcome = fuzz.run_case(xml_bytes, bin_bytes, tmp_path, nprng)
         except Exception as exc:  # noqa: BLE001
-            pytest.fail(f"case {case} ({kind} of {seed.name}): {type(exc).__name__}: {exc}")
+            pytest.fail(f"chunk {chunk} case {case} ({kind} of {seed.name}): {type(exc).__name__}: {exc}")
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert outcomes.get("ok") and outcomes.get("irerror")  # the mutations reach both outcomes
 
