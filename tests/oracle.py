@@ -330,8 +330,7 @@ def _compile_on_cpu(model: ov.Model, i64_index_twin: bool) -> tuple[ov.CompiledM
 
 def _infer_on_cpu(compiled: ov.CompiledModel, widen: set[int], feeds: Sequence[np.ndarray]) -> list[np.ndarray]:
     res = compiled.create_infer_request().infer([np.require(f, requirements="C") for f in feeds])
-    return [np.array(res[o], copy=True).astype(np.int64) if i in widen else np.array(res[o], copy=True)
-            for i, o in enumerate(compiled.outputs)]
+    return [np.array(res[o], dtype=np.int64 if i in widen else None, copy=True) for i, o in enumerate(compiled.outputs)]
 
 
 def run_cpu(

@@ -317,10 +317,14 @@ def openvino_feeds(model, ov_model, feeds: dict) -> dict:
             if layer_name in params and name in feeds}
 
 
+# OpenVINO CPU plugin settings that make it compute in f32 everywhere: no bf16 inference, no f16/u8 KV cache, no
+# dynamic quantization of activations.
+OPENVINO_F32_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32",
+                       "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
+
+
 def openvino_config(threads: int = 1) -> dict:
-    """f32 everywhere: no bf16 inference, no f16/u8 KV cache, no dynamic quantization of activations."""
-    return {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0,
-            "INFERENCE_NUM_THREADS": int(threads)}
+    return dict(OPENVINO_F32_CONFIG, INFERENCE_NUM_THREADS=int(threads))
 
 
 def _first_line(exc) -> str:

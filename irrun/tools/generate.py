@@ -25,9 +25,6 @@ from ..errors import InputError
 MODEL_XML = "openvino_model.xml"
 TOKENIZER_XML = "openvino_tokenizer.xml"
 PAST_PREFIX, PRESENT_PREFIX = "past_key_values", "present"
-# OpenVINO CPU plugin settings that make it compute LLMs in f32 (no bf16, no activation quantization).
-OPENVINO_F32_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32",
-                       "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
 
 
 @dataclass(frozen=True)
@@ -169,15 +166,15 @@ def _storage(element_type: str):
 
 
 class OpenVINODecoder:
-    """OpenVINO's CPU plugin (f32, see OPENVINO_F32_CONFIG) on the same file, fed the same way."""
+    """OpenVINO's CPU plugin (f32: compare.OPENVINO_F32_CONFIG) on the same file, fed the same way."""
 
     def __init__(self, xml_path, threads: int = 1):
-        from .compare import import_openvino
+        from .compare import import_openvino, openvino_config
 
         ov = import_openvino()
         core = ov.Core()
         model = core.read_model(str(xml_path))
-        self.compiled = core.compile_model(model, "CPU", dict(OPENVINO_F32_CONFIG, INFERENCE_NUM_THREADS=threads))
+        self.compiled = core.compile_model(model, "CPU", openvino_config(threads))
         self.request = self.compiled.create_infer_request()
         specs = []
         for port in self.compiled.inputs:

@@ -22,7 +22,8 @@ import numpy as np
 from lxml import etree
 
 from ..errors import InputError
-from .generate import OPENVINO_F32_CONFIG, TOKENIZER_XML, generate_folder
+from .compare import OPENVINO_F32_CONFIG
+from .generate import TOKENIZER_XML, generate_folder
 from ..ir.xml import _parser
 
 DETOKENIZER_XML = "openvino_detokenizer.xml"
