@@ -8,11 +8,12 @@ MKL_NUM_THREADS), which every worker then keeps.
 
 The same oversubscription hits a single process when other programs keep cores busy: the BLAS's threads wait
 for each other at every product, and a thread that lost its core holds the others up (measured: ResNet-50 at
-1.5x its one-thread time with one core busy elsewhere). With FIT_TO_LOAD, before a run (at most every
-CHECK_EVERY seconds) `fit_to_load` gives the BLAS only the cores that no other process is running on, never
-fewer than one nor more than the process's share: a quiet machine keeps every thread, a busy one falls back to
-one. It is off by default: a matrix-vector product's last bit depends on the thread count, so the same run would
-give other bits on a busy machine than on a quiet one, and irrun is a reference first.
+1.5x its one-thread time with one core busy elsewhere). So before a run (at most every CHECK_EVERY seconds)
+`fit_to_load` gives the BLAS only the cores that no other process is running on, never fewer than one nor more
+than the process's share: a quiet machine keeps every thread, a busy one falls back to one. Results do not depend
+on it: OpenBLAS's matrix-matrix products give the same bits on any thread count, and the matrix-vector products,
+whose bits do depend on it, run on one thread (ops/blas.py). With a BLAS other than OpenBLAS (found through
+threadpoolctl) that is not known, and the count stays as it was.
 
 The count is set through OpenBLAS's own openblas_set_num_threads, found in the library this process has
 loaded (NumPy's wheels; a millisecond), or else through threadpoolctl when it is installed (it knows every
@@ -22,18 +23,17 @@ with NumPy already imported."""
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import time
 
+from ..ops import blas
+
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-FIT_TO_LOAD = False  # True: each run fits the BLAS's threads to the cores other processes leave free
+FIT_TO_LOAD = True  # each run fits the BLAS's threads to the cores other processes leave free
 CHECK_EVERY = 0.05  # seconds between looks at the machine's load
 _clock = time.monotonic
-_GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
-            "openblas_get_num_threads64_", "openblas_get_num_threads")
-_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-            "openblas_set_num_threads64_", "openblas_set_num_threads")
+_GETTERS, _SETTERS = blas.GETTERS, blas.SETTERS
+_openblas_function = blas.openblas_function
 
 
 def cores() -> int:
@@ -81,7 +81,7 @@ def fit_to_load() -> None:
         return
     policy.checked = now
     busy = _busy_elsewhere()
-    if busy is None:
+    if busy is None or _openblas_function(_SETTERS) is None:  # another BLAS: its vector products' bits unknown
         policy.active = False
         return
     available = cores()
@@ -129,25 +129,3 @@ def threads() -> int | None:
         return None
     counts = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
     return counts[0] if counts else None
-
-
-@functools.lru_cache(maxsize=None)
-def _openblas_function(names):
-    """The first of `names` exported by the OpenBLAS loaded in this process (Linux), or None."""
-    import numpy  # noqa: F401  (loads the BLAS)
-
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD if hasattr(os, "RTLD_NOLOAD") else 0)
-        except OSError:
-            continue
-        for name in names:
-            function = getattr(library, name, None)
-            if function is not None:
-                return function
-    return None
