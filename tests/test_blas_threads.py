@@ -23,7 +23,6 @@ def policy(monkeypatch):
     monkeypatch.setattr(blas_threads, "_apply", lambda count: applied.append(count) or True)
     monkeypatch.setattr(blas_threads, "cores", lambda: 4)
     monkeypatch.setattr(blas_threads, "_clock", lambda: 100.0)  # the checks below come at one moment
-    monkeypatch.setattr(blas_threads, "_openblas_function", lambda names: print)  # as if OpenBLAS were loaded
     return applied
 
 
@@ -54,25 +53,15 @@ def test_no_policy_when_the_user_chose_or_load_is_unreadable(policy, monkeypatch
 
 
 def test_runs_fit_the_load_by_default(monkeypatch):
-    """On by default: results do not depend on the thread count (tests/test_blas_bits.py)."""
-    applied = []
-    monkeypatch.setattr(blas_threads, "_apply", lambda count: applied.append(count) or True)
-    monkeypatch.setattr(blas_threads, "_busy_elsewhere", lambda: 9)
-    monkeypatch.setattr(blas_threads, "_POLICY", blas_threads._Policy())
-    monkeypatch.setattr(blas_threads, "_clock", lambda: 100.0)
-    blas_threads._POLICY.active = True
-    if blas_threads._openblas_function(blas_threads._SETTERS) is None:  # another BLAS: the count is left alone
+    """On by default: results do not depend on the count (tests/test_blas_bits.py); off when nothing can set it."""
+    for settable, expected_active in ((True, True), (False, False)):
+        applied = []
+        monkeypatch.setattr(blas_threads, "_apply", lambda count: applied.append(count) or settable)
+        monkeypatch.setattr(blas_threads, "_busy_elsewhere", lambda: 9)
+        monkeypatch.setattr(blas_threads, "_POLICY", blas_threads._Policy())
+        blas_threads._POLICY.active = True
         blas_threads.fit_to_load()
-        assert applied == [] and not blas_threads._POLICY.active
-    else:
-        blas_threads.fit_to_load()
-        assert applied == [1]
-    monkeypatch.setattr(blas_threads, "_openblas_function", lambda names: None)
-    applied.clear()
-    blas_threads._POLICY = blas_threads._Policy()
-    blas_threads._POLICY.active = True
-    blas_threads.fit_to_load()
-    assert applied == [] and not blas_threads._POLICY.active
+        assert applied == [1] and blas_threads._POLICY.active == expected_active
 
 
 def test_busy_elsewhere_reads_the_machine():

@@ -1,20 +1,22 @@
-"""Matrix products whose bits do not depend on how many threads the BLAS runs.
+"""Matrix products whose bits do not depend on how many threads compute them.
 
-OpenBLAS (NumPy's wheels) gives a matrix-matrix product (GEMM) the same bits on any number of threads: each thread
-computes whole blocks of the output. NumPy hands a product with a single row or column, or a 1-D operand, to the
-matrix-vector kernels instead (GEMV, DOT), which can split one output's sum between threads: measured,
-[1, 2048] @ [2048, 1000] and [197, 4096] @ [4096, 1] change in the last bits between one and two threads, while
-415 GEMM shapes from [2, 3] @ [3, 2] to [1024, 4096] @ [4096, 1000], transposed or not, did not
-(tests/test_blas_bits.py). `matmul` runs such products on one thread, so the engine may fit the thread count to
-the machine's load (engine/blas_threads.py) without changing a result. Every product in the ops goes through it
-(an optimised einsum through `einsum`).
+OpenBLAS (NumPy's wheels) splits a product between its threads in ways that change the last bits of the result
+with the thread count (measured, tests/test_blas_bits.py): on AVX-512 kernels an f32 product summing more than 448
+terms unless their count is a multiple of 32, and matrix-vector products; on AVX2 kernels
+(OPENBLAS_CORETYPE=Haswell) most products, from K = 24 on; f64 products everywhere. So when irrun chooses the
+thread count (engine/blas_threads.py; the user set none), OpenBLAS runs on one thread and `matmul` does the
+splitting itself, in a way fixed by the shapes alone: a large product is cut into up to MAX_CHUNKS blocks of output
+columns (or rows), each one single-threaded BLAS call, and `workers` threads take the blocks in turn. One worker
+or several, quiet machine or busy, the same calls compute the same blocks, so the bits are the same; and a worker
+that loses its core only delays the blocks it holds, where BLAS threads would wait for it at every product.
+Every product in the ops goes through `matmul`.
 
-The count is read and set through OpenBLAS's own functions, found in the library this process has loaded (a
-microsecond each); with another BLAS they are not found and products run as NumPy runs them."""
+OpenBLAS's count is set through its own functions, found in the library this process has loaded (a microsecond);
+with another BLAS the engine sets it through threadpoolctl."""
 from __future__ import annotations
 
-import contextlib
-import ctypes
+import concurrent.futures
+import ctypes  # noqa: F401  (openblas_function's callers pass ctypes values)
 import functools
 import os
 
@@ -26,40 +28,80 @@ SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads"
            "openblas_set_num_threads64_", "openblas_set_num_threads")
 
 
+CHUNK_WORK = 1 << 22  # multiply-adds below which a product is one call
+MIN_CHUNK = 64  # output columns (or rows) per block at least
+MAX_CHUNKS = 8
+_BLAS_TYPES = {np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)}
+
+
+class _Workers:
+    """The threads products run on (set by the engine's thread policy) and the pool holding the extra ones."""
+    count = 1
+    pool = None
+    pid = None
+
+
+def set_workers(count: int) -> None:
+    _Workers.count = max(1, int(count))
+
+
+def workers() -> int:
+    return _Workers.count
+
+
 def matmul(a, b, out=None):
-    """np.matmul(a, b, out=out), on one BLAS thread when NumPy would use a matrix-vector kernel."""
-    if _vector_product(a, b):
-        with one_thread():
-            return np.matmul(a, b, out=out)
-    return np.matmul(a, b, out=out)
+    """np.matmul(a, b, out=out), split into blocks fixed by the shapes (`out` must not overlap a or b)."""
+    blocks = _blocks(a, b)
+    if blocks is None:
+        return np.matmul(a, b, out=out)
+    if out is None:
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        out = np.empty(shape, dtype=np.result_type(a, b))
+    axis, bounds = blocks
+    calls = []
+    for low, high in zip(bounds[:-1], bounds[1:]):
+        if axis == -1:
+            calls.append((a, b[..., low:high], out[..., low:high]))
+        else:
+            calls.append((a[..., low:high, :], b, out[..., low:high, :]))
+    _run_all(calls)
+    return out
 
 
-def einsum(subscripts, *operands, optimize):
-    """np.einsum; on one BLAS thread when optimised (its contractions may be matrix-vector products)."""
-    if not optimize:
-        return np.einsum(subscripts, *operands)
-    with one_thread():
-        return np.einsum(subscripts, *operands, optimize=optimize)
+def _blocks(a, b):
+    """(axis, block bounds) for a product worth splitting, from the shapes alone; None: one call."""
+    if a.ndim < 2 or b.ndim < 2 or np.result_type(a, b) not in _BLAS_TYPES:
+        return None
+    rows, inner, columns = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = int(np.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), dtype=np.int64))
+    if batch * rows * inner * columns < CHUNK_WORK:
+        return None
+    length, axis = (columns, -1) if columns >= rows else (rows, -2)
+    count = min(MAX_CHUNKS, length // MIN_CHUNK)
+    if count < 2:
+        return None
+    return axis, [length * i // count for i in range(count + 1)]
 
 
-@contextlib.contextmanager
-def one_thread():
-    """OpenBLAS on one thread inside the block (nothing changes with another BLAS)."""
-    getter, setter = openblas_function(GETTERS), openblas_function(SETTERS)
-    count = int(getter()) if getter is not None and setter is not None else 1
-    if count > 1:
-        setter(ctypes.c_int(1))
-    try:
-        yield
-    finally:
-        if count > 1:
-            setter(ctypes.c_int(count))
+def _run_all(calls):
+    """np.matmul(*call) for every (a, b, out) call, on up to `workers` threads taking them in turn."""
+    pending = iter(calls)  # next() on a list iterator is atomic: each call is taken once
+
+    def drain():
+        for a, b, out in pending:
+            np.matmul(a, b, out=out)
+    helpers = [_pool().submit(drain) for _ in range(min(_Workers.count, len(calls)) - 1)]
+    drain()
+    for helper in helpers:
+        helper.result()
 
 
-def _vector_product(a, b) -> bool:
-    a_rows = a.shape[-2] if a.ndim > 1 else 1
-    b_columns = b.shape[-1] if b.ndim > 1 else 1
-    return a_rows == 1 or b_columns == 1
+def _pool():
+    if _Workers.pool is None or _Workers.pid != os.getpid():  # a forked child has none of its parent's threads
+        _Workers.pool = concurrent.futures.ThreadPoolExecutor(max(1, (os.cpu_count() or 2) - 1),
+                                                              thread_name_prefix="irrun-matmul")
+        _Workers.pid = os.getpid()
+    return _Workers.pool
 
 
 @functools.lru_cache(maxsize=None)

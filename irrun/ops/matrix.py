@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Str
-from .blas import einsum, matmul
+from .blas import matmul
 from .broadcasting import broadcast_dim, numpy_shape
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
@@ -273,5 +273,5 @@ class Einsum7(Op):
             if len(operands) == 2 and dtype.kind == "f" and all(len(set(t)) == len(t) for t in terms):
                 result = contract_pair(operands, terms, out_term)
             else:
-                result = einsum(",".join(terms) + "->" + out_term, *operands, optimize=len(operands) > 2)
+                result = np.einsum(",".join(terms) + "->" + out_term, *operands, optimize=len(operands) > 2)
             return [np.asarray(result).astype(dtype, copy=False).reshape(out_infos[0].shape)]
