@@ -60,11 +60,11 @@ def test_blocks_are_fixed_by_the_shapes():
     assert blas._blocks(np.zeros((2, 3), np.float32), np.zeros((3, 4), np.float32)) is None  # small: one call
     assert blas._blocks(np.zeros((8, 8), np.int64), np.zeros((8, 8), np.int64)) is None  # NumPy's own loop
     axis, bounds = blas._blocks(np.zeros((1024, 464), np.float32), np.zeros((464, 49), np.float32))
-    assert axis == -2 and bounds == [1024 * i // 8 for i in range(9)]
-    axis, bounds = blas._blocks(np.zeros((1, 4096), np.float32), np.zeros((4096, 1100), np.float32))
-    assert axis == -1 and bounds == [1100 * i // 8 for i in range(9)]
-    axis, bounds = blas._blocks(np.zeros((4, 1, 4096), np.float32), np.zeros((4096, 300), np.float32))
-    assert axis == -1 and bounds == [0, 75, 150, 225, 300]  # a batch of four counts, blocks of 64 at least
+    assert axis == -2 and bounds == [0, 256, 512, 768, 1024]
+    axis, bounds = blas._blocks(np.zeros((1, 4096), np.float32), np.zeros((4096, 3000), np.float32))
+    assert axis == -1 and bounds == [0, 750, 1500, 2250, 3000]
+    axis, bounds = blas._blocks(np.zeros((8, 1, 4096), np.float32), np.zeros((4096, 300), np.float32))
+    assert axis == -1 and bounds == [0, 150, 300]  # a batch of eight counts; blocks of 128 at least
 
 
 def test_every_product_in_the_ops_goes_through_blas_matmul():
