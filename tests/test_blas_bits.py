@@ -26,6 +26,7 @@ MODELS = Path(__file__).parents[1] / "models"
 def at_workers(monkeypatch):
     """at_workers(count, compute): compute() with products on `count` threads (the BLAS itself on one)."""
     monkeypatch.setattr(blas_threads._POLICY, "current", blas_threads._POLICY.current)
+    monkeypatch.setattr(blas._Workers, "split", blas._Workers.split)
     before = blas.workers()
 
     def run(count, compute):

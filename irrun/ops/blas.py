@@ -35,14 +35,17 @@ _BLAS_TYPES = {np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.co
 
 
 class _Workers:
-    """The threads products run on (set by the engine's thread policy) and the pool holding the extra ones."""
+    """The threads products run on (set by the engine's thread policy; until then products are not split, as
+    when the user chose the BLAS's thread count) and the pool holding the extra ones."""
     count = 1
+    split = False
     pool = None
     pid = None
 
 
 def set_workers(count: int) -> None:
     _Workers.count = max(1, int(count))
+    _Workers.split = True
 
 
 def workers() -> int:
@@ -50,8 +53,9 @@ def workers() -> int:
 
 
 def matmul(a, b, out=None):
-    """np.matmul(a, b, out=out), split into blocks fixed by the shapes (`out` must not overlap a or b)."""
-    blocks = _blocks(a, b)
+    """np.matmul(a, b, out=out), split into blocks fixed by the shapes once the engine chose the thread count
+    (`out` must not overlap a or b)."""
+    blocks = _blocks(a, b) if _Workers.split else None
     if blocks is None:
         return np.matmul(a, b, out=out)
     if out is None:
