@@ -93,10 +93,9 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
     problem = report or _raise
     nodes: dict[str, Node] = {}
     for layer in doc.layers:
-        if layer.id in nodes:
-            problem(GraphError(f"layer id {layer.id} is used twice (line {layer.line})", file=file,
-                               layer=layer_ref(layer), rule="layer.id"))
-            continue
+        if layer.id in nodes:  # OpenVINO keeps the last layer of an id: the edges of the id name it
+            problem(GraphError(f"layer id {layer.id} is used twice (line {layer.line}); the earlier layer is "
+                               "dropped", file=file, layer=layer_ref(layer), rule="layer.id.duplicate"))
         try:
             nodes[layer.id] = bind_layer(layer, context)
         except IRError as exc:
@@ -109,8 +108,10 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
         if source is None or target is None:
             end = "from-layer" if source is None else "to-layer"
             known = source or target
+            # OpenVINO ignores an edge into a missing layer (it feeds nothing); one from a missing layer it refuses.
+            rule = "edge.ref.dangling" if source is not None else "edge.ref"
             problem(GraphError(f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port} "
-                               f"names a missing layer in {end}", file=file, rule="edge.ref",
+                               f"names a missing layer in {end}", file=file, rule=rule,
                                layer=known.ref if known else None))
             continue
         out_index = _port_index(source.layer.outputs, edge.from_port, source, "output", file, problem)

@@ -42,7 +42,9 @@ def read_xml(path) -> IRDocument:
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        raise ParseError(f"not well-formed XML: {exc}", file=path, rule="file.xml") from None
+        # OpenVINO's XML parser does not check the character encoding: bytes invalid in it still load there.
+        rule = "file.xml.encoding" if "encoding" in str(exc).lower() else "file.xml"
+        raise ParseError(f"not well-formed XML: {exc}", file=path, rule=rule) from None
     except ValueError as exc:
         raise ParseError(f"not readable as XML: {exc}", file=path, rule="file.xml") from None
     docinfo = root.getroottree().docinfo

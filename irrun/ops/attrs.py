@@ -2,6 +2,8 @@
 true/false/1/0 and enums case-insensitive, plain strings exact."""
 from __future__ import annotations
 
+import re
+
 from ..ir.types import ElementType, element_type
 
 REQUIRED = object()
@@ -28,11 +30,23 @@ class Attr:
         raise NotImplementedError
 
 
+class SpecValueError(ValueError):
+    """A value the specification forbids but OpenVINO's reader takes (rule attr.value.spec)."""
+
+
+_INT_PREFIX = re.compile(r"\s*([+-]?\d+)")
+
+
 def _int(text: str) -> int:
     try:
         return int(text.strip())
     except ValueError:
-        raise ValueError(f"{text!r} is not an integer") from None
+        pass
+    prefix = _INT_PREFIX.match(text)  # OpenVINO reads an integer with a stream: the leading digits count
+    if prefix:
+        raise SpecValueError(f"{text!r} is not an integer (OpenVINO reads {int(prefix.group(1))} and ignores "
+                             "the rest)") from None
+    raise ValueError(f"{text!r} is not an integer") from None
 
 
 class Int(Attr):
@@ -129,16 +143,18 @@ class Type(Attr):
 
     kind = "element type"
 
-    def __init__(self, *allowed, default=REQUIRED, aliases=()):
+    def __init__(self, *allowed, default=REQUIRED, aliases=(), openvino_checks=True):
         super().__init__(default, aliases)
         self.allowed = tuple(allowed)
+        self.openvino_checks = openvino_checks  # False: OpenVINO reads any element type here
 
     def parse(self, text) -> ElementType:
         et = element_type(text)
         if et is None:
             raise ValueError(f"{text!r} is not an element type")
         if self.allowed and et.name not in self.allowed:
-            raise ValueError(f"{text!r} is not one of {', '.join(self.allowed)}")
+            error = ValueError if self.openvino_checks else SpecValueError
+            raise error(f"{text!r} is not one of {', '.join(self.allowed)}")
         return et
 
 

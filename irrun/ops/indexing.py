@@ -63,9 +63,13 @@ class Gather1(Op):
         return 0
 
     def geometry(self, data, indices, axis_info):
+        for port, info in ((1, indices), (2, axis_info)):
+            if info.type.name == "nf4":  # an "integral number" to OpenVINO's check
+                raise ShapeError(f"{('indices', 'axis')[port - 1]} must be integers, got nf4", rule="port.type.spec",
+                                 port=port)
         if not indices.type.is_integer:
             raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=1)
-        require_max_rank(axis_info, 1, "axis", 2)
+        require_max_rank(axis_info, 1, "axis", 2, static_only=True)
         axis = scalar_axis(axis_info, data.rank, 2)
         batch_dims = self.get_batch_dims(indices.rank)
         if batch_dims is not None and indices.rank is not None:

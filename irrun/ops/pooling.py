@@ -142,7 +142,7 @@ class MaxPool1(Op):
 @op("MaxPool", 8)
 class MaxPool8(MaxPool1):
     dilations = Ints(default=None)
-    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"])
+    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"], openvino_checks=False)
     axis = Int(default=0)
     with_indices = True
 
@@ -262,7 +262,7 @@ def output_size_input(info, rank, port=1):
 
 @op("AdaptiveMaxPool", 8)
 class AdaptiveMaxPool8(Op):
-    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"])
+    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"], openvino_checks=False)
     num_inputs = (2, 2)
 
     def infer(self, inputs):

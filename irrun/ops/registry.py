@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import InvalidAttributeError, ShapeError
 from ..ir.types import ElementType
-from .attrs import REQUIRED, Attr
+from .attrs import REQUIRED, Attr, SpecValueError
 
 Shape = tuple  # of int (static) or None (dynamic); a None shape means dynamic rank
 
@@ -84,7 +84,8 @@ class Op:
             try:
                 values[name] = attr.parse(text)
             except ValueError as exc:
-                raise InvalidAttributeError(f"attribute '{present[0]}': {exc}", rule="attr.value") from None
+                rule = "attr.value.spec" if isinstance(exc, SpecValueError) else "attr.value"
+                raise InvalidAttributeError(f"attribute '{present[0]}': {exc}", rule=rule) from None
         unknown = [name for name in layer.attrs if name not in consumed]
         return cls(values, context, layer), unknown
 
