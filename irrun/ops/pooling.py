@@ -262,7 +262,7 @@ def output_size_input(info, rank, port=1):
 
 @op("AdaptiveMaxPool", 8)
 class AdaptiveMaxPool8(Op):
-    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"], openvino_checks=False)
+    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"])
     num_inputs = (2, 2)
 
     def infer(self, inputs):
