@@ -64,7 +64,7 @@ def _dynamic_const(directory: Path) -> Path:
 
 def _integer_prefix(directory: Path) -> Path:
     path = tiny_maxpool(directory, 2)
-    path.write_text(re.sub(r'strides="1, 1"', 'strides="1.5, 1"', path.read_text()))  # OpenVINO reads 1
+    path.write_text(re.sub(r'strides="\d, \d"', 'strides="1.5, 1"', path.read_text()))  # OpenVINO reads 1
     return path
 
 
@@ -129,3 +129,22 @@ def test_unsqueeze_axes_of_a_float_type_are_cast_as_in_openvino(tmp_path):
     (got,) = irrun.load(path).run([data]).values()
     assert got.shape == expected.shape == (2, 1, 3)
     np.testing.assert_array_equal(got, expected)
+
+
+def test_the_checker_goes_on_with_the_value_openvino_reads(tmp_path):
+    """kernel "9x, 1" is 9 to OpenVINO: a window larger than the input (at most 8), which it refuses, as irrun."""
+    path = tiny_maxpool(tmp_path, 2)
+    path.write_text(re.sub(r'kernel="\d, \d"', 'kernel="9x, 1"', path.read_text()))
+    with pytest.raises(RuntimeError):
+        _openvino_reads(path)
+    compatible = irrun.check(path, openvino_compatible=True)
+    assert {d.rule for d in compatible.errors} == {"shape.kernel"}, compatible.lines()
+    assert "attr.value.spec" in {d.rule for d in compatible.warnings}
+
+
+def test_invalid_bytes_in_a_malformed_file_are_refused_as_openvino_refuses(tmp_path):
+    path = _invalid_utf8(tmp_path / "m")
+    path.write_bytes(path.read_bytes().replace(b"</layers>", b"</layer>"))
+    with pytest.raises(RuntimeError):
+        _openvino_reads(path)
+    assert [d.rule for d in irrun.check(path, openvino_compatible=True).errors] == ["file.xml"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import GraphError, IRError, LayerRef, UnsupportedOpError
+from ..errors import GraphError, InvalidAttributeError, IRError, LayerRef, UnsupportedOpError
 from ..ir.model import IRDocument, Layer
 from ..ir.opsets import first_listed, is_known_opset, resolve
 from ..ops import lookup
@@ -101,6 +101,9 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
         except IRError as exc:
             problem(exc)
             nodes[layer.id] = Node(layer, layer_ref(layer), None, invalid=True)
+            continue
+        for note in getattr(nodes[layer.id].op, "spec_notes", ()):  # the checker goes on as OpenVINO reads it
+            problem(InvalidAttributeError(note, file=file, layer=nodes[layer.id].ref, rule="attr.value.spec"))
 
     feeds: dict[tuple[str, int], tuple[str, int]] = {}
     for edge in doc.edges:
