@@ -148,3 +148,16 @@ def test_invalid_bytes_in_a_malformed_file_are_refused_as_openvino_refuses(tmp_p
     with pytest.raises(RuntimeError):
         _openvino_reads(path)
     assert [d.rule for d in irrun.check(path, openvino_compatible=True).errors] == ["file.xml"]
+
+
+def test_an_edge_into_nowhere_does_not_hide_the_port_it_left_unfed(tmp_path):
+    """In an If's else_body: OpenVINO ignores the edge, then refuses the Subtract's unfed input."""
+    path = _edited("models/torch_loop_if/model.xml", tmp_path / "m", "", "")
+    text = path.read_text()
+    body = text.index("<else_body>")
+    edge = '<edge from-layer="0" from-port="0" to-layer="2" to-port="0" />'
+    at = text.index(edge, body)
+    path.write_text(text[:at] + edge.replace('to-layer="2"', 'to-layer="65"') + text[at + len(edge):])
+    with pytest.raises(RuntimeError):
+        _openvino_reads(path)
+    assert [d.rule for d in irrun.check(path, openvino_compatible=True).errors] == ["edge.unfed"]

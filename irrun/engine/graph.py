@@ -91,11 +91,13 @@ def _raise(exc: IRError):
 def build_graph(doc: IRDocument, context: Context, report: Report | None = None) -> Graph:
     file = doc.xml_path
     problem = report or _raise
+    # Problems OpenVINO's reader lets through come last, so that with _raise a refusal it shares wins.
+    lenient: list[IRError] = []
     nodes: dict[str, Node] = {}
     for layer in doc.layers:
         if layer.id in nodes:  # OpenVINO keeps the last layer of an id: the edges of the id name it
-            problem(GraphError(f"layer id {layer.id} is used twice (line {layer.line}); the earlier layer is "
-                               "dropped", file=file, layer=layer_ref(layer), rule="layer.id.duplicate"))
+            lenient.append(GraphError(f"layer id {layer.id} is used twice (line {layer.line}); the earlier layer "
+                                      "is dropped", file=file, layer=layer_ref(layer), rule="layer.id.duplicate"))
         try:
             nodes[layer.id] = bind_layer(layer, context)
         except IRError as exc:
@@ -103,7 +105,7 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
             nodes[layer.id] = Node(layer, layer_ref(layer), None, invalid=True)
             continue
         for note in getattr(nodes[layer.id].op, "spec_notes", ()):  # the checker goes on as OpenVINO reads it
-            problem(InvalidAttributeError(note, file=file, layer=nodes[layer.id].ref, rule="attr.value.spec"))
+            lenient.append(InvalidAttributeError(note, file=file, layer=nodes[layer.id].ref, rule="attr.value.spec"))
 
     feeds: dict[tuple[str, int], tuple[str, int]] = {}
     for edge in doc.edges:
@@ -112,10 +114,14 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
             end = "from-layer" if source is None else "to-layer"
             known = source or target
             # OpenVINO ignores an edge into a missing layer (it feeds nothing); one from a missing layer it refuses.
-            rule = "edge.ref.dangling" if source is not None else "edge.ref"
-            problem(GraphError(f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port} "
-                               f"names a missing layer in {end}", file=file, rule=rule,
-                               layer=known.ref if known else None))
+            error = GraphError(f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port} "
+                               f"names a missing layer in {end}", file=file, rule="edge.ref",
+                               layer=known.ref if known else None)
+            if source is not None:
+                error.rule = "edge.ref.dangling"
+                lenient.append(error)
+            else:
+                problem(error)
             continue
         out_index = _port_index(source.layer.outputs, edge.from_port, source, "output", file, problem)
         in_index = _port_index(target.layer.inputs, edge.to_port, target, "input", file, problem)
@@ -145,6 +151,8 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
     for layer_id in order:
         if nodes[layer_id].op is None and not nodes[layer_id].invalid:
             problem(unsupported_error(nodes[layer_id], file))
+    for error in lenient:
+        problem(error)
     return Graph(doc, nodes, order, parameters, results, dead)
 
 
