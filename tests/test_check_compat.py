@@ -53,6 +53,19 @@ def _gather_nf4_axis(directory: Path) -> Path:
     return b.save(directory)
 
 
+def _second_input_of(op_type: str, opset: str, et: str, attrs: dict):
+    """x [1, 2, 8, 8] and a Parameter [2] of type `et` into op_type: OpenVINO takes et where the spec does not."""
+    def make(directory: Path) -> Path:
+        b = IRBuilder()
+        x, second = b.parameter([1, 2, 8, 8], name="x"), b.parameter([2], et, name="second")
+        outputs = [([1, 2, -1, -1], "f32")] + ([([1, 2, -1, -1], "i64")] if op_type == "AdaptiveMaxPool" else [])
+        layer = b.op(op_type, opset, [(x, 0), (second, 0)], attrs, outputs)
+        for index in range(len(outputs)):
+            b.result((layer, index))
+        return b.save(directory)
+    return make
+
+
 def _dynamic_const(directory: Path) -> Path:
     b = IRBuilder()
     x = b.parameter([1], name="x")
@@ -93,6 +106,10 @@ STRICTER = {
     "Squeeze axes of rank 2 with a dynamic dim": (_squeeze_rank2_axes, "port.rank.spec"),
     "Gather axis of type nf4": (_gather_nf4_axis, "port.type.spec"),
     "Const of element type dynamic": (_dynamic_const, "const.type.spec"),
+    "AdaptiveMaxPool output_size of type u16": (_second_input_of("AdaptiveMaxPool", "opset8", "u16", {}),
+                                                "port.type.spec"),
+    "ReduceMean axes of type nf4": (_second_input_of("ReduceMean", "opset1", "nf4", {"keep_dims": "true"}),
+                                    "port.type.spec"),
     # OpenVINO's reader takes the hidden size of the inputs; its CPU plugin cannot compile it.
     "LSTMSequence hidden_size unlike its inputs": (lambda directory: _edited(
         "models/torch_lstm/model.xml", directory, 'hidden_size="32"', 'hidden_size="16"'), "attr.value.spec"),

@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
-from .shapes import shape_str
+from .shapes import reject_nf4, shape_str
 
 I64 = ELEMENT_TYPES["i64"]
 
@@ -27,6 +27,7 @@ def contiguous(a: np.ndarray) -> np.ndarray:
 def int_values(info: TensorInfo, what: str, port: int, any_number: bool = False) -> np.ndarray | None:
     """A constant integer input as an int64 array (None when not known); refuses non-integer types, unless
     any_number: OpenVINO takes Squeeze's and Unsqueeze's axes of any type, cast to integers (truncated)."""
+    reject_nf4(info, what, port)
     if not info.type.is_integer and not (any_number and info.type.storage is not None):
         raise ShapeError(f"{what} must be an integer tensor, got {info.type}", rule="port.type", port=port)
     if info.value is None:
