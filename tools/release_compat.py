@@ -18,6 +18,7 @@ with that venv's Python reads one small IR per feature with `Core.read_model` an
 
     python tools/release_compat.py                       # all RELEASES, writes irrun/tools/release_table.py
     python tools/release_compat.py --find-links /tmp/ovwheels --releases 2024.0.0 2025.0.0
+    python tools/release_compat.py --reuse-verdicts old.json --verdicts new.json  # probe only the new probes
 """
 from __future__ import annotations
 
