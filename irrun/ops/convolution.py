@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, depthwise_gemm
+from . import conv_blocked, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
@@ -227,6 +227,8 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     weights (depthwise_gemm); else, one cache-sized block of channels at a time, a product into a scratch
     buffer and an in-place add per offset."""
     kernel = w.shape[3:]
+    if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)):
+        return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)
     banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
     strided_columns = use_strided_columns(kernel, strides) and not banded
     if 1 < max(strides) <= 4 and not banded and not strided_columns:
