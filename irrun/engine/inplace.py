@@ -9,9 +9,9 @@ unless the op says more, e.g. both operands of Add), where that input is freed b
 it, and is neither a model input, a constant nor a model output. At run time `run_step` checks that the
 array in that slot is the run's alone: nothing but the run's slot list refers to it (not the caller, not a
 constant, not a second slot holding the same array, not a view of it), it owns its memory or is the only
-view of an array that does, and it is writeable and C-contiguous (or, for an op that says `elementwise`
-and whose other inputs are scalars, a permuted view of a C-contiguous array, such as a channels-last
-convolution result: the op then runs on it in memory order). Otherwise the step runs as usual. Only
+view of an array that does, and it is writeable and C-contiguous (or, for a unary elementwise op, a
+permuted view of a C-contiguous array, such as a channels-last convolution result: the op then runs on it in
+memory order). Otherwise the step runs as usual. Only
 the fast loop of static plans without observers runs steps in place: observers see every layer's output
 as an array of its own.
 """
@@ -21,6 +21,7 @@ import sys
 
 import numpy as np
 
+from ..ops.activation import Unary
 from ..ops.memory_order import in_memory_order, memory_order
 
 
@@ -98,9 +99,8 @@ def run_step(step, values: list) -> list:
     op = step.node.op
     if owned_by_run(values, slot):
         return op.run_into([values[s] for s in step.inputs], step.in_infos, step.out_infos, values[slot])
-    # an elementwise op on a channels-last view (its other inputs scalars) runs in place in the view's memory order
-    if getattr(op, "elementwise", False) and slot == step.inputs[0] and owned_permuted_view(values, slot):
-        rest = [values[s] for s in step.inputs[1:]]
-        return in_memory_order(lambda data: op.run_into([data, *rest], step.in_infos, step.out_infos, data),
-                               values[slot], memory_order(values[slot]))
+    # a unary elementwise op on a channels-last view runs in place in the view's memory order
+    if isinstance(op, Unary) and owned_permuted_view(values, slot):
+        return in_memory_order(lambda data: op.run_into([data], step.in_infos, step.out_infos, data), values[slot],
+                               memory_order(values[slot]))
     return step.kernel([values[s] for s in step.inputs], step.in_infos, step.out_infos)

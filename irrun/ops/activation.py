@@ -68,7 +68,6 @@ class Unary(Op):
 
     types = "no_boolean"  # no_boolean | float | any
     float_into = None
-    elementwise = True  # runs in place on a permuted view in its memory order (engine/inplace.py)
 
     def can_run_into(self, in_infos, out_infos, port=0):
         return self.float_into is not None and computes_in_storage(in_infos[0].type) and \
@@ -548,7 +547,6 @@ class Swish(Op):
     """x * sigmoid(beta * x), i.e. x / (1 + exp(-beta * x)); beta is an optional scalar input (1.0)."""
 
     num_inputs = (1, 2)
-    elementwise = True  # on x; beta is a scalar
 
     def infer(self, inputs):
         x = inputs[0]
@@ -564,9 +562,6 @@ class Swish(Op):
         return [TensorInfo(x.shape, x.type)]
 
     def run(self, inputs, in_infos, out_infos):
-        order = memory_order(inputs[0])
-        if order is not None:  # a channels-last view: computed in memory order, handed on alike (beta is a scalar)
-            return in_memory_order(lambda data: self.run([data] + inputs[1:], in_infos, out_infos), inputs[0], order)
         et = in_infos[0].type
         x = as_work(inputs[0], et)
         return [finish(self.run_into([x] + inputs[1:], in_infos, out_infos, new_like(x))[0], et)]
