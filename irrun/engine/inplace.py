@@ -9,9 +9,7 @@ unless the op says more, e.g. both operands of Add), where that input is freed b
 it, and is neither a model input, a constant nor a model output. At run time `run_step` checks that the
 array in that slot is the run's alone: nothing but the run's slot list refers to it (not the caller, not a
 constant, not a second slot holding the same array, not a view of it), it owns its memory or is the only
-view of an array that does, and it is writeable and C-contiguous (or, for a unary elementwise op, a
-permuted view of a C-contiguous array, such as a channels-last convolution result: the op then runs on it in
-memory order). Otherwise the step runs as usual. Only
+view of an array that does, and it is writeable and C-contiguous. Otherwise the step runs as usual. Only
 the fast loop of static plans without observers runs steps in place: observers see every layer's output
 as an array of its own.
 """
@@ -20,9 +18,6 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-
-from ..ops.activation import Unary
-from ..ops.memory_order import in_memory_order, memory_order
 
 
 def _references(values: list, slot: int) -> int:
@@ -39,19 +34,10 @@ _ONLY_VIEW = _base_references(np.empty(1)[:])  # the count for a base that only 
 
 def owned_by_run(values: list, slot: int) -> bool:
     """The array in values[slot] can be overwritten: no one else can see its memory."""
-    return _owned(values, slot, lambda array: array.flags.c_contiguous)
-
-
-def owned_permuted_view(values: list, slot: int) -> bool:
-    """owned_by_run for a permuted view of a C-contiguous array (ops/memory_order.py)."""
-    return _owned(values, slot, lambda array: memory_order(array) is not None)
-
-
-def _owned(values: list, slot: int, layout) -> bool:
     if _references(values, slot) != _ONLY_IN_LIST:
         return False
     array = values[slot]
-    if not (array.flags.writeable and layout(array)):
+    if not (array.flags.writeable and array.flags.c_contiguous):
         return False
     if array.base is None:
         return True
@@ -96,11 +82,7 @@ def mark(plan, kept: set, like=None) -> None:
 def run_step(step, values: list) -> list:
     """Run an in-place candidate: into its input's buffer if the run owns it, else as usual."""
     slot = step.inputs[step.inplace_port]
-    op = step.node.op
     if owned_by_run(values, slot):
-        return op.run_into([values[s] for s in step.inputs], step.in_infos, step.out_infos, values[slot])
-    # a unary elementwise op on a channels-last view runs in place in the view's memory order
-    if isinstance(op, Unary) and owned_permuted_view(values, slot):
-        return in_memory_order(lambda data: op.run_into([data], step.in_infos, step.out_infos, data), values[slot],
-                               memory_order(values[slot]))
+        return step.node.op.run_into([values[s] for s in step.inputs], step.in_infos, step.out_infos,
+                                     values[slot])
     return step.kernel([values[s] for s in step.inputs], step.in_infos, step.out_infos)
