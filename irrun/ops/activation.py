@@ -18,7 +18,6 @@ from .arithmetic import BOOLEAN, as_work, c_cast, finish, reject_boolean, work_d
 from .attrs import Bool, Enum, Float, Int
 from .broadcasting import numpy_shape
 from .fastmath import blockwise, chunked, erf_f32, gelu_erf_f32
-from .memory_order import in_memory_order, memory_order
 from .registry import Op, TensorInfo, op, same_buffer
 from .shapes import shape_str
 
@@ -90,9 +89,6 @@ class Unary(Op):
 
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]
-        order = memory_order(x)
-        if order is not None:  # a channels-last view: computed in memory order, handed on alike
-            return in_memory_order(lambda data: self.run([data], in_infos, out_infos), x, order)
         et = in_infos[0].type
         with np.errstate(all="ignore"):
             if et.is_float:

@@ -227,6 +227,8 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     weights (depthwise_gemm); else, one cache-sized block of channels at a time, a product into a scratch
     buffer and an in-place add per offset."""
     kernel = w.shape[3:]
+    if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)):
+        return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)
     banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
     strided_columns = use_strided_columns(kernel, strides) and not banded
     if 1 < max(strides) <= 4 and not banded and not strided_columns:
@@ -551,10 +553,6 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
         return np.zeros(shape, dtype=dtype)
     reserve = reserve or (lambda nbytes, what: None)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
-    if in_per_group == 1 and depthwise_nhwc.usable(groups, out_per_group, out, strides, len(offsets)):
-        return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, reserve)
-    if depthwise_nhwc.pointwise_on_channels_last(x, w, strides, begins, out):
-        return depthwise_nhwc.pointwise_channels_last(x, w, reserve)
     if in_per_group == 1 and out_per_group <= 4:
         result = np.empty((n, groups, out_per_group, *out), dtype=dtype)
         depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve)

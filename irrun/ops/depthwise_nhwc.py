@@ -5,13 +5,7 @@ then reads its window as a strided view [N, *out, *kernel, C], and one einsum ov
 kernel offsets with the channels as the inner loop (contiguous in the input, the weights and the output:
 fused multiply-adds, no temporaries, the output row in L1 while the offsets accumulate). Any stride and
 dilation. Per-channel planes of a few hundred positions make NumPy's per-row loops short; a row of several
-hundred channels keeps them long.
-
-The result is handed on as a [N, C, *out] view of the channels-last array, not transposed back: the
-elementwise ops after it keep its memory order, a Transpose to channels-last (ConvNeXt's LayerNorm) is then
-free, a 1x1 convolution reading such a view multiplies with the channels innermost and returns the same kind
-of view (pointwise_channels_last), and the next depthwise layer's padded copy is a plain one. A layer that
-needs channels first copies it where it reads it, as it would have been transposed here.
+hundred channels keeps them long. The result is transposed back to [N, C, *out] once.
 """
 from __future__ import annotations
 
@@ -43,50 +37,26 @@ def usable(groups, out_per_group, out, strides, offsets) -> bool:
     return groups >= 128 and positions <= 400 or groups >= 384
 
 
-def depthwise_channels_last(x, begins, w, strides, dilations, out, reserve):
-    """The depthwise convolution of x [N, C, *D] with w [C, 1, 1, *K] as [N, C, *out], a view of the
-    channels-last result (see channels_last_view); `begins` are the pads before each axis (negative: a
-    crop)."""
+def depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve):
+    """view [N, C, 1, *out] = the depthwise convolution of x [N, C, *D] with w [C, 1, 1, *K]; `begins`
+    are the pads before each axis (negative: a crop)."""
     n, channels = x.shape[:2]
     kernel = w.shape[3:]
     spatial = len(out)
     needed = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out, strides, kernel, dilations)]
-    itemsize = w.itemsize
+    itemsize = view.itemsize
     reserve((math.prod(needed) + math.prod(out)) * n * channels * itemsize, "channels-last depthwise buffers")
-    padded = _padded_channels_last(x, begins, needed, w.dtype)
+    padded = _padded_channels_last(x, begins, needed, view.dtype)
     weights = np.ascontiguousarray(np.moveaxis(w[:, 0, 0], 0, -1))  # [*K, C]
     pitch = padded.strides
     windows = as_strided(padded, (n, *out, *kernel, channels),
                          (pitch[0], *(s * p for s, p in zip(strides, pitch[1:-1])),
                           *(d * p for d, p in zip(dilations, pitch[1:-1])), itemsize), writeable=False)
-    result = np.empty((n, *out, channels), w.dtype)
+    result = np.empty((n, *out, channels), view.dtype)
     o, k = _OUT_AXES[:spatial], _KERNEL_AXES[:spatial]
     np.einsum(f"n{o}{k}c,{k}c->n{o}c", windows, weights, out=result)
-    return np.moveaxis(result, -1, 1)
-
-
-def channels_last_view(x) -> bool:
-    """Whether x [N, C, *spatial] is a view of a C-contiguous [N, *spatial, C] array (what the kernels here
-    return; elementwise ops keep that memory order), so that its channels-last form is free."""
-    return x.ndim >= 3 and not x.flags.c_contiguous and np.moveaxis(x, 1, -1).flags.c_contiguous
-
-
-def pointwise_on_channels_last(x, w, strides, begins, out) -> bool:
-    """A 1x1, ungrouped, unpadded, stride-1 layer whose input is a channels-last view: one matmul with the
-    channels innermost, no transposes (a chain of MobileNet blocks stays channels-last)."""
-    return w.shape[0] == 1 and math.prod(w.shape[3:]) == 1 and all(s == 1 for s in strides) and \
-        not any(begins) and tuple(x.shape[2:]) == tuple(out) and channels_last_view(x)
-
-
-def pointwise_channels_last(x, w, reserve):
-    """x [N, Cin, *S] (a channels-last view), w [1, Cout, Cin, 1...] -> [N, Cout, *S], a view of the
-    channels-last product [N, *S, Cin] @ [Cin, Cout]."""
-    n, channels, *spatial = x.shape
-    out_channels = w.shape[1]
-    reserve(n * math.prod(spatial) * out_channels * w.itemsize, "channels-last pointwise product")
-    rows = np.moveaxis(x, 1, -1).reshape(-1, channels)  # no copy: x is a channels-last view
-    result = np.matmul(rows, w.reshape(out_channels, channels).T)
-    return np.moveaxis(result.reshape(n, *spatial, out_channels), -1, 1)
+    view[:, :, 0] = np.moveaxis(result, -1, 1)
+    return view
 
 
 def _padded_channels_last(x, begins, needed, dtype):
