@@ -24,9 +24,9 @@ def usable(groups, out_per_group, out, strides, offsets) -> bool:
     MobileViT and SSDlite: strided layers from 48 channels over up to 1,600 output positions (0.24-0.87x the
     time; 0.44x for 72 channels at 28x28 out); stride 1 from 80 channels over up to 28x28 with kernels
     larger than 3x3 (0.24-0.94x), for 3x3 from 128 channels over up to 20x20 (0.3-0.7x), and from 256
-    (384 for 3x3) channels at any size. Not taken, slower (the transposes cost more than the longer rows
-    save): 64 channels at 56x56 out, stride 2 (1.4x), 96 at 56x56 7x7 (1.1x), 120 at 40x40 5x5 (1.3x), 88 at
-    28x28 3x3 (1.3x), 16-48 channels anywhere with stride 1 (1.2-3.6x)."""
+    (384 for 3x3) channels at any size (measured up to 20x20). Not taken, slower (the transposes cost more
+    than the longer rows save): 64 channels at 56x56 out, stride 2 (1.4x), 96 at 56x56 7x7 (1.1x), 120 at
+    40x40 5x5 (1.3x), 88 at 28x28 3x3 (1.3x), 16-48 channels anywhere with stride 1 (1.2-3.6x)."""
     if out_per_group != 1 or not 1 <= len(out) <= 3:
         return False
     positions = math.prod(out)
