@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, depthwise_gemm, depthwise_nhwc
+from . import conv_blocked, conv_taps, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
@@ -147,6 +147,7 @@ class _ForwardConv(_ConvBase):
         out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
+        w, begins = conv_taps.crop_to_input(w, x.shape[2:], self.strides, self.dilations, begins, out)
         result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve)
         return [_to_type(result, out_infos[0].type.storage)]
 
