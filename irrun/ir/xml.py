@@ -144,20 +144,22 @@ def _body(layer_el, name: str, path: Path, ir_version: int) -> Body:
 
 def _layer(el, path: Path, ir_version: int = 11) -> Layer:
     layer_id = _required(el, "id", path, "layer.id")
-    data = el.find("data")
-    attrs = dict(data.attrib) if data is not None else {}
+    children = {}
+    for child in el.iterchildren("data", "input", "output", *BODIES):
+        children.setdefault(child.tag, child)  # the first of each, as find() gives
+    data = children.get("data")
     known = {"id", "name", "type", "version"}
     return Layer(
         id=layer_id,
         name=el.get("name", ""),
         type=_required(el, "type", path, "layer.type"),
         opset=el.get("version", "opset1"),
-        attrs={str(k): str(v) for k, v in attrs.items()},
-        inputs=_ports(el.find("input"), path),
-        outputs=_ports(el.find("output"), path),
+        attrs={} if data is None else {str(k): str(v) for k, v in data.attrib.items()},
+        inputs=_ports(children.get("input"), path),
+        outputs=_ports(children.get("output"), path),
         extra={k: v for k, v in el.attrib.items() if k not in known},
         line=el.sourceline,
-        bodies={name: _body(el, name, path, ir_version) for name in BODIES if el.find(name) is not None},
+        bodies={name: _body(el, name, path, ir_version) for name in BODIES if name in children},
     )
 
 
@@ -174,6 +176,8 @@ def _ports(section, path: Path) -> list[Port]:
 
 def _split_names(text: str) -> list[str]:
     """Split a port's `names` on commas; `\\,` is an escaped comma inside a name."""
+    if "\\" not in text:
+        return [name for name in (part.strip() for part in text.split(",")) if name]
     names, current, chars = [], [], iter(text)
     for ch in chars:
         if ch == "\\":
