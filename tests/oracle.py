@@ -55,6 +55,7 @@ __all__ = [
     "evaluate_node",
     "run_cpu",
     "run_cpu_many",
+    "cpu_config",
     "run_irrun",
     "OracleUnsupported",
     "assert_same",
@@ -305,6 +306,22 @@ def run_reference(built: Built | ov.Model, feeds: Sequence[np.ndarray] | None = 
     ]
 
 
+# The CPU plugin's thread count: IRRUN_ORACLE_THREADS=N compiles every oracle with INFERENCE_NUM_THREADS=N (the
+# plugin caps N at the cores this process may use), 0 or unset leaves the plugin its default (all those cores).
+# Some of the plugin's kernels split their work by thread and give other results on another count; a test
+# whose expected values come from the plugin must pass at any count (tests/README.md's testing section).
+ORACLE_THREADS = int(os.environ.get("IRRUN_ORACLE_THREADS") or 0)
+
+
+def cpu_config(**extra) -> dict:
+    """The CPU plugin's configuration for an oracle: f32 inference precision, IRRUN_ORACLE_THREADS's thread
+    count, and ``extra`` (e.g. KV_CACHE_PRECISION)."""
+    config = {"INFERENCE_PRECISION_HINT": "f32", **extra}
+    if ORACLE_THREADS:
+        config["INFERENCE_NUM_THREADS"] = ORACLE_THREADS
+    return config
+
+
 # A capped ISA on a CPU that has more is not a CPU that has only that ISA: some of the plugin's JIT kernels then
 # fail to compile ("evex is invalid", "jit_load_emitter: have unexpected number of elements") or crash.
 _CAPPED_ISA = (f" (ONEDNN_MAX_CPU_ISA={os.environ['ONEDNN_MAX_CPU_ISA']}: the capped plugin fails where a CPU with only"
@@ -325,7 +342,7 @@ def _compile_on_cpu(model: ov.Model, i64_index_twin: bool) -> tuple[ov.CompiledM
         model.validate_nodes_and_infer_types()
         widen = {i for i, o in enumerate(original.outputs)
                  if o.get_element_type() == ov.Type.i64 and model.outputs[i].get_element_type() == ov.Type.i32}
-    return core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}), widen
+    return core().compile_model(model, "CPU", cpu_config()), widen
 
 
 def _infer_on_cpu(compiled: ov.CompiledModel, widen: set[int], feeds: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -12,8 +12,9 @@ from openvino.op.util import Variable, VariableInfo
 
 import irrun
 from irrun.errors import IRError
+from oracle import cpu_config
 
-CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"}
+CPU_CONFIG = cpu_config(KV_CACHE_PRECISION="f32", DYNAMIC_QUANTIZATION_GROUP_SIZE="0")
 
 
 def variable(var_id, shape, et=ov.Type.f32) -> Variable:
