@@ -210,6 +210,7 @@ def mutate_feeds(steps: list, rng: random.Random) -> list:
 
 
 def _mutate_attrs(attrs: str, rng: random.Random) -> str:
+    """`attrs`: a <data> element's text up to its '>' (its '/' included, kept so that the XML stays well-formed)."""
     pairs = re.findall(r'([\w-]+)="([^"]*)"', attrs)
     if not pairs:
         return attrs
@@ -226,7 +227,7 @@ def _mutate_attrs(attrs: str, rng: random.Random) -> str:
         del pairs[index]
     else:
         pairs.append((rng.choice(["foo", "axis", "dilations", "auto_pad", "rounding_type"]), rng.choice(ODD_VALUES)))
-    return " ".join(f'{k}="{v}"' for k, v in pairs) + " "
+    return " ".join(f'{k}="{v}"' for k, v in pairs) + (" /" if attrs.rstrip().endswith("/") else " ")
 
 
 def random_inputs(model, rng: np.random.Generator):
