@@ -7,7 +7,9 @@ anything else is a finding, saved under --save for a regression case.
 Seeds are every *.xml under the seed folders (SEED_DIRS by default). A seed with recorded inputs (the
 steps.npz of an LLM export) is run on them, step after step in one session (a stateful decoder's prefill,
 then a decode step reading its KV cache); a case may instead keep the model and mutate those inputs (values
-out of range, other shapes, other dtypes). Other seeds are run on random inputs.
+out of range, other shapes, other dtypes). The tokenizer corpus' IRs are run on strings, decomposed or ragged
+strings, or token ids, and mutated alike (string elements, shapes and dtypes too: fuzz_strings.py). Other seeds
+are run on random inputs.
 
     python tools/fuzz.py --cases 20000 --seed 1 --save tests/data/fuzz_regressions
 """
