@@ -42,7 +42,8 @@ def read_xml(path) -> IRDocument:
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        raise ParseError(f"not well-formed XML: {exc}", file=path, rule="file.xml") from None
+        rule = "file.xml.encoding" if _well_formed_but_for_encoding(data) else "file.xml"
+        raise ParseError(f"not well-formed XML: {exc}", file=path, rule=rule) from None
     except ValueError as exc:
         raise ParseError(f"not readable as XML: {exc}", file=path, rule="file.xml") from None
     docinfo = root.getroottree().docinfo
@@ -50,6 +51,22 @@ def read_xml(path) -> IRDocument:
         raise ParseError("a DOCTYPE is not allowed in an IR file (entities are never expanded)",
                          file=path, rule="file.doctype")
     return _document(root, path)
+
+
+_ENCODING_DECLARATION = re.compile(rb"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*[\"'][^\"']*[\"']")
+
+
+def _well_formed_but_for_encoding(data: bytes) -> bool:
+    """Whether the XML is well-formed once its bytes are read as UTF-8 with invalid ones replaced and its
+    encoding declaration dropped: OpenVINO's parser (pugixml) reads such a file, as it checks neither."""
+    repaired = _ENCODING_DECLARATION.sub(rb"\1", data).decode("utf-8", errors="replace").encode()
+    if repaired == data:
+        return False
+    try:
+        etree.fromstring(repaired, _parser())
+    except (etree.XMLSyntaxError, ValueError):
+        return False
+    return True
 
 
 def _document(root, path: Path) -> IRDocument:
