@@ -41,6 +41,16 @@ def pytest_xdist_auto_num_workers(config):
     return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
 
 
+# Tests that take seconds of CPU each (measured with --durations), started first so that none of them is left
+# running alone on one worker at the end of a parallel run.
+STARTED_FIRST = ("test_hostile.py::test_fuzzed", "test_hostile.py::test_long_chain", "test_weights_release.py",
+                 "test_compare_against_openvino_on_every_model[torch_", "test_precision.py::test_precision_report")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: not any(part in item.nodeid for part in STARTED_FIRST))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def temporary_files_under_pytest(tmp_path_factory):
     """Everything the tests and their subprocesses write through tempfile (oracle models above all) goes under
