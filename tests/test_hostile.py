@@ -328,4 +328,6 @@ def test_only_the_model_and_its_weights_are_opened(tmp_path, monkeypatch):
     model.run([x])
     irrun.check(model_dir / "model.xml")
     allowed = {str((model_dir / "model.xml").resolve()), str((model_dir / "model.bin").resolve())}
-    assert opened and set(opened) <= allowed, set(opened) - allowed
+    # the thread policy reads the machine's load (irrun/engine/blas_threads.py): the kernel's, never a user's file
+    machine_load = {path for path in opened if path == "/proc/loadavg" or path.startswith("/proc/self/task/")}
+    assert opened and set(opened) - machine_load <= allowed, set(opened) - machine_load - allowed
