@@ -328,6 +328,7 @@ def test_only_the_model_and_its_weights_are_opened(tmp_path, monkeypatch):
     model.run([x])
     irrun.check(model_dir / "model.xml")
     allowed = {str((model_dir / "model.xml").resolve()), str((model_dir / "model.bin").resolve())}
-    # the thread policy reads the machine's load (irrun/engine/blas_threads.py): the kernel's, never a user's file
-    machine_load = {path for path in opened if path == "/proc/loadavg" or path.startswith("/proc/self/task/")}
+    # the thread policy reads the machine's load and finds this process's OpenBLAS (engine/blas_threads.py,
+    # ops/blas.py): the kernel's files about this process and machine, never a user's
+    machine_load = {path for path in opened if path == "/proc/loadavg" or path.startswith("/proc/self/")}
     assert opened and set(opened) - machine_load <= allowed, set(opened) - machine_load - allowed
