@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, depthwise_gemm
+from . import conv_blocked, conv_winograd, depthwise_gemm
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
@@ -146,8 +146,17 @@ class _ForwardConv(_ConvBase):
         out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
-        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve)
+        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, self.prepared(inputs[1]))
         return [_to_type(result, out_infos[0].type.storage)]
+
+    def prepared(self, weights):
+        """A cache for weights transformed by a fast path, kept while the layer's weights are the same read-only
+        array (a constant); None for weights that may change between runs."""
+        if weights.flags.writeable:
+            return None
+        if getattr(self, "_prepared", (None,))[0] is not weights:
+            self._prepared = (weights, {})
+        return self._prepared[1]
 
 
 @op("Convolution", 1)
@@ -536,9 +545,9 @@ def _flat_sums_channels_last(source, dims, starts, taps, grids, out, view, lengt
             view[b, cs, 0] = np.moveaxis(grid[..., cs], -1, 0)
 
 
-def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
+def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=None):
     """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type. `reserve(nbytes, what)`
-    checks temporaries against the memory budget."""
+    checks temporaries against the memory budget; `prepared` (a dict or None) caches transformed weights."""
     dtype = _compute_dtype(x.dtype)
     x = x.astype(dtype, copy=False)
     w = w.astype(dtype, copy=False)
@@ -555,6 +564,9 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
         result = np.empty((n, groups, out_per_group, *out), dtype=dtype)
         depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
+    winograd = conv_winograd.run(x, w, strides, dilations, begins, out, reserve, prepared)
+    if winograd is not None:
+        return winograd
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
