@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from . import subnormals
 from .attrs import Bool
 from .registry import Op, TensorInfo, op
 from .shapes import shape_str
@@ -151,7 +152,7 @@ class ScaledDotProductAttention13(Op):
                 scores -= np.max(scores, axis=-1, keepdims=True)
                 np.exp(scores, out=scores)
                 scores /= np.sum(scores, axis=-1, keepdims=True)
-                out[..., r0:r1, :] = np.matmul(scores, v)
+                out[..., r0:r1, :] = np.matmul(subnormals.flush(scores, in_place=True), v)
         return out
 
 
