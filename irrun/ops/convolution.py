@@ -5,7 +5,8 @@ else im2col (one strided copy per kernel offset) and one matmul per chunk into t
 groups (one input channel per group) accumulate per kernel offset instead (stride 1, and strided 2D: einsums
 over shifted copies of the input per block of channels; else per channel, or with the channels innermost for
 many channels over few positions), or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
-layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked).
+layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked), and
+3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd).
 Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
