@@ -136,3 +136,24 @@ def test_r3d_shaped_layer_matches_the_cpu_plugin():
                                                  [1, 1, 1]), {"x": x})
     names, expected = O.run_cpu(built)
     O.assert_same(O.run_irrun(built), expected, names, atol=tolerance(32 * 27))
+
+
+def test_a_model_transforms_its_constant_weights_once(tmp_path, monkeypatch):
+    from openvino import opset1
+
+    import irrun
+    import oracle as O
+    calls = []
+    real = W.transformed_weights
+    monkeypatch.setattr(W, "transformed_weights", lambda w: calls.append(1) or real(w))
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((1, 32, 3, 20, 20)).astype(np.float32)
+    w = (rng.standard_normal((8, 32, 3, 3, 3)) * 0.1).astype(np.float32)
+    built = O.build(lambda p: opset1.convolution(p["x"], O.constant(w), [1, 1, 1], [1, 1, 1], [1, 1, 1],
+                                                 [1, 1, 1]), {"x": x}, tmp_path)
+    model = irrun.load(str(built.xml))
+    first = model.run(built.feed_dict)
+    second = model.run(built.feed_dict)
+    assert calls == [1]
+    for key in first:
+        np.testing.assert_array_equal(first[key], second[key])

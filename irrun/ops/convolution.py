@@ -147,12 +147,13 @@ class _ForwardConv(_ConvBase):
         out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
-        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, self.prepared(inputs[1]))
+        cache = self.prepared(inputs[1]) if in_infos[1].value is not None else None  # constant weights only
+        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache)
         return [_to_type(result, out_infos[0].type.storage)]
 
     def prepared(self, weights):
-        """A cache for weights transformed by a fast path, kept while the layer's weights are the same read-only
-        array (a constant); None for weights that may change between runs."""
+        """A cache for weights transformed by a fast path, kept while the layer's (constant) weights are the
+        same read-only array; None for weights that may change between runs."""
         if weights.flags.writeable:
             return None
         if getattr(self, "_prepared", (None,))[0] is not weights:
