@@ -26,6 +26,10 @@ def test_flush_zeroes_subnormal_values_only(dtype):
     want[2:5] = 0
     np.testing.assert_array_equal(flushed.view(f"u{a.itemsize}"), want.view(f"u{a.itemsize}"))
     assert subnormals.flush(flushed) is flushed  # none left: the array itself
+    probabilities = np.abs(a[np.isfinite(a)])
+    np.testing.assert_array_equal(subnormals.flush(probabilities, nonnegative=True), subnormals.flush(probabilities))
+    normal = np.array([1.0, info.tiny, 3.0], dtype)
+    assert subnormals.flush(normal, nonnegative=True) is normal
     assert subnormals.flush(a, in_place=True) is a and not np.any(a[2:5])
     ints = np.arange(4)
     assert subnormals.flush(ints) is ints

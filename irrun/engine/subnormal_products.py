@@ -26,7 +26,7 @@ def _flushing(kernel, ports):
     def run(arrays, in_infos, out_infos):
         arrays = list(arrays)
         for port in ports:
-            arrays[port] = subnormals.flush(arrays[port])
+            arrays[port] = subnormals.flush(arrays[port], nonnegative=True)
         return kernel(arrays, in_infos, out_infos)
     return run
 

@@ -152,7 +152,7 @@ class ScaledDotProductAttention13(Op):
                 scores -= np.max(scores, axis=-1, keepdims=True)
                 np.exp(scores, out=scores)
                 scores /= np.sum(scores, axis=-1, keepdims=True)
-                out[..., r0:r1, :] = np.matmul(subnormals.flush(scores, in_place=True), v)
+                out[..., r0:r1, :] = np.matmul(subnormals.flush(scores, in_place=True, nonnegative=True), v)
         return out
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def flush(a: np.ndarray, in_place: bool = False) -> np.ndarray:
+def flush(a: np.ndarray, in_place: bool = False, nonnegative: bool = False) -> np.ndarray:
     """a with its subnormal values as zeros: `a` itself when it has none (or is not float); else a copy, or
-    `a` changed in place when `in_place` (the caller owns it)."""
+    `a` changed in place when `in_place` (the caller owns it). `nonnegative` (a softmax's probabilities: no
+    value below zero) first looks for values below the smallest normal float in one pass."""
     if a.dtype.kind != "f" or a.size == 0:
         return a
     tiny = np.finfo(a.dtype).tiny
+    if nonnegative and not np.less(a, tiny).any():
+        return a
     magnitude = np.abs(a)
     subnormal = np.less(magnitude, tiny)
     subnormal &= np.not_equal(magnitude, 0)
