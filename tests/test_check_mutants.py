@@ -25,11 +25,6 @@ MISSED = {
     "m2_00374": "ScaledDotProductAttention mask shape checked against bounds of shape arithmetic",
     "m2_00161": "ScatterElementsUpdate indices vs updates shapes from shape arithmetic",
 }
-# OpenVINO reads these and irrun --openvino-compatible still refuses them.
-STRICTER_THAN_CLASSED = {
-    "m1_00754": "an <edge> to a missing to-layer: OpenVINO ignores such an edge",
-    "m2_01334": "LSTMSequence hidden_size against the initial state's shape: OpenVINO does not compare them",
-}
 
 
 def _mutant(case: dict, directory: Path) -> Path:
@@ -53,7 +48,7 @@ def _openvino_refuses(path: Path) -> bool:
 
 
 def _param(case):
-    reason = MISSED.get(case["case"]) or STRICTER_THAN_CLASSED.get(case["case"])
+    reason = MISSED.get(case["case"])
     marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
     return pytest.param(case, id=f'{case["case"]}-{case["mutation"].split(":")[0]}', marks=marks)
 

@@ -93,8 +93,9 @@ def test_weights_are_transformed_once_per_constant(monkeypatch):
     conv = C.Convolution1.__new__(C.Convolution1)
     constant = w.reshape(2, 2, 3, 3, 3)
     constant.flags.writeable = False
-    assert conv.prepared(constant) is conv.prepared(constant)
-    assert conv.prepared(constant.copy()) is None  # writeable: may change between runs, nothing cached
+    assert conv.prepared(constant, constant) is conv.prepared(constant, constant)
+    assert conv.prepared(constant, constant[..., 1:]) is not conv.prepared(constant, constant[..., :2])  # cut apart
+    assert conv.prepared(constant.copy(), constant) is None  # writeable: may change between runs, nothing cached
 
 
 def test_tiles_are_reserved_before_allocation(monkeypatch):

@@ -4,7 +4,8 @@ Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, s
 else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
 groups (one input channel per group) accumulate per kernel offset instead (stride 1, and strided 2D: einsums
 over shifted copies of the input per block of channels; else per channel, or with the channels innermost for
-many channels over few positions), or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
+many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost),
+or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
 layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked), and
 3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd).
 Transposed
@@ -18,7 +19,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, conv_winograd, depthwise_gemm
+from . import conv_blocked, conv_taps, conv_winograd, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
@@ -147,18 +148,22 @@ class _ForwardConv(_ConvBase):
         out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
-        cache = self.prepared(inputs[1]) if in_infos[1].value is not None else None  # constant weights only
+        w, begins = conv_taps.crop_to_input(w, x.shape[2:], self.strides, self.dilations, begins, out)
+        cache = self.prepared(inputs[1], w) if in_infos[1].value is not None else None  # constant weights only
         result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache)
         return [_to_type(result, out_infos[0].type.storage)]
 
-    def prepared(self, weights):
+    def prepared(self, weights, kernel):
         """A cache for weights transformed by a fast path, kept while the layer's (constant) weights are the
-        same read-only array; None for weights that may change between runs."""
+        same read-only array cut to the same offsets (`kernel`: the view of them the layer runs with); None for
+        weights that may change between runs."""
         if weights.flags.writeable:
             return None
-        if getattr(self, "_prepared", (None,))[0] is not weights:
-            self._prepared = (weights, {})
-        return self._prepared[1]
+        key = (kernel.shape, kernel.__array_interface__["data"][0])
+        cached = getattr(self, "_prepared", None)
+        if cached is None or cached[0] is not weights or cached[1] != key:
+            self._prepared = cached = (weights, key, {})
+        return cached[2]
 
 
 @op("Convolution", 1)
@@ -238,6 +243,8 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     weights (depthwise_gemm); else, one cache-sized block of channels at a time, a product into a scratch
     buffer and an in-place add per offset."""
     kernel = w.shape[3:]
+    if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)):
+        return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)
     banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
     strided_columns = use_strided_columns(kernel, strides) and not banded
     if 1 < max(strides) <= 4 and not banded and not strided_columns:
