@@ -12,6 +12,7 @@ import numpy as np
 from . import blas_threads, heap, inplace, layers
 from ..ops.budget import Budget
 from .decompression import Decompression
+from . import subnormal_products  # noqa: F401,E402 (registers its plan rewrite, after decompression's)
 from ..errors import ExecutionError, InputError, IRError
 from .graph import Graph, Node
 from ..ir.types import ElementType, element_type, from_dtype

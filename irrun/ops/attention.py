@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeError
+from . import subnormals
 from .attrs import Bool
 from .blas import matmul
 from .registry import Op, TensorInfo, op
@@ -152,7 +153,7 @@ class ScaledDotProductAttention13(Op):
                 scores -= np.max(scores, axis=-1, keepdims=True)
                 np.exp(scores, out=scores)
                 scores /= np.sum(scores, axis=-1, keepdims=True)
-                out[..., r0:r1, :] = matmul(scores, v)
+                out[..., r0:r1, :] = matmul(subnormals.flush(scores, in_place=True, nonnegative=True), v)
         return out
 
 

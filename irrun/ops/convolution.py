@@ -6,7 +6,8 @@ groups (one input channel per group) accumulate per kernel offset instead (strid
 over shifted copies of the input per block of channels; else per channel, or with the channels innermost for
 many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost),
 or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
-layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked).
+layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked), and
+3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd).
 Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
@@ -18,7 +19,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, conv_taps, depthwise_gemm, depthwise_nhwc
+from . import conv_blocked, conv_taps, conv_winograd, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
@@ -149,8 +150,21 @@ class _ForwardConv(_ConvBase):
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
         w, begins = conv_taps.crop_to_input(w, x.shape[2:], self.strides, self.dilations, begins, out)
-        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve)
+        cache = self.prepared(inputs[1], w) if in_infos[1].value is not None else None  # constant weights only
+        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache)
         return [_to_type(result, out_infos[0].type.storage)]
+
+    def prepared(self, weights, kernel):
+        """A cache for weights transformed by a fast path, kept while the layer's (constant) weights are the
+        same read-only array cut to the same offsets (`kernel`: the view of them the layer runs with); None for
+        weights that may change between runs."""
+        if weights.flags.writeable:
+            return None
+        key = (kernel.shape, kernel.__array_interface__["data"][0])
+        cached = getattr(self, "_prepared", None)
+        if cached is None or cached[0] is not weights or cached[1] != key:
+            self._prepared = cached = (weights, key, {})
+        return cached[2]
 
 
 @op("Convolution", 1)
@@ -541,9 +555,9 @@ def _flat_sums_channels_last(source, dims, starts, taps, grids, out, view, lengt
             view[b, cs, 0] = np.moveaxis(grid[..., cs], -1, 0)
 
 
-def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
+def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=None):
     """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type. `reserve(nbytes, what)`
-    checks temporaries against the memory budget."""
+    checks temporaries against the memory budget; `prepared` (a dict or None) caches transformed weights."""
     dtype = _compute_dtype(x.dtype)
     x = x.astype(dtype, copy=False)
     w = w.astype(dtype, copy=False)
@@ -560,6 +574,9 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
         result = np.empty((n, groups, out_per_group, *out), dtype=dtype)
         depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
+    winograd = conv_winograd.run(x, w, strides, dilations, begins, out, reserve, prepared)
+    if winograd is not None:
+        return winograd
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")

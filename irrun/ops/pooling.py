@@ -171,18 +171,16 @@ def max_pool(x, element_type, kernel, strides, dilations, pads_begin, out_spatia
     out_shape = (batch, channels, *out_spatial)
     if 0 in out_shape:
         return np.empty(out_shape, dtype=x.dtype), (np.zeros(out_shape, dtype=np.int64) if with_indices else None)
-    windows = _windows(_padded(x, low, kernel, strides, dilations, pads_begin, out_spatial),
-                       kernel, strides, dilations, out_spatial)
+    padded = _padded(x, low, kernel, strides, dilations, pads_begin, out_spatial)
     # A running fmax equals "take when strictly greater" (best never holds NaN, starting from the lowest
     # value), except that a tie of -0.0 and +0.0 may keep either: with a negative zero in the input the
     # values are read back from the winners instead.
-    negative_zero = x.dtype.kind == "f" and bool(np.any((x == 0) & np.signbit(x)))
+    negative_zero = _has_negative_zero(x)
     running_max = np.maximum if x.dtype.kind in "iub" else np.fmax
-    best = np.full(out_shape, low, dtype=x.dtype)
     if not with_indices and not negative_zero:
-        for window in windows:
-            running_max(best, window, out=best)
-        return best, None
+        return _separable_max(padded, low, running_max, kernel, strides, dilations, out_spatial), None
+    windows = _windows(padded, kernel, strides, dilations, out_spatial)
+    best = np.full(out_shape, low, dtype=x.dtype)
     winner = np.full(out_shape, -1, dtype=np.int16 if math.prod(kernel) < 32767 else np.int64)
     better = np.empty(out_shape, dtype=bool)
     step = np.empty_like(winner)
@@ -197,6 +195,29 @@ def max_pool(x, element_type, kernel, strides, dilations, pads_begin, out_spatia
     if negative_zero:
         best = np.where(winner >= 0, x.reshape(-1)[np.where(winner >= 0, indices, 0)], low)
     return best, (indices if with_indices else None)
+
+
+def _has_negative_zero(x):
+    """Whether float data holds -0.0: its bits are the integer type's lowest value."""
+    if x.dtype.kind != "f":
+        return False
+    bits = x.view(np.dtype(f"i{x.itemsize}"))
+    return bool(np.any(bits == np.iinfo(bits.dtype).min))
+
+
+def _separable_max(padded, low, running_max, kernel, strides, dilations, out_spatial):
+    """The windows' maxima one spatial axis at a time, last axis first (the max of a window is the max of its
+    rows' maxima: k1 + k2 + ... passes instead of k1 * k2 * ...), then against `low` (a window of NaN only
+    gives the lowest value)."""
+    values = padded
+    for axis in reversed(range(len(kernel))):
+        k, s, d, o = kernel[axis], strides[axis], dilations[axis], out_spatial[axis]
+        lead = (slice(None),) * (axis + 2)
+        reduced = np.array(values[(*lead, slice(0, (o - 1) * s + 1, s))])
+        for offset in range(1, k):
+            running_max(reduced, values[(*lead, slice(offset * d, offset * d + (o - 1) * s + 1, s))], out=reduced)
+        values = reduced
+    return running_max(values, low, out=values)
 
 
 def _padded(x, low, kernel, strides, dilations, pads_begin, out_spatial):

@@ -1,0 +1,50 @@
+"""MaxPool's values without indices, one spatial axis at a time (irrun/ops/pooling.py _separable_max), against
+the running max over every window offset that the indices path keeps (itself tested against OpenVINO in
+tests/test_oracle_pooling.py), bit for bit: random 1D to 3D layers (kernels, strides, dilations, pads, ceil
+windows past the end), floats with inf, NaN, lowest and signed zeros, and integers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from irrun.ir.types import ELEMENT_TYPES
+from irrun.ops import pooling as P
+from test_oracle_pooling import gen_data
+
+TYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32, "u8": np.uint8}
+
+
+@pytest.mark.parametrize("type_name", list(TYPES))
+def test_separable_max_equals_the_running_max_over_windows(type_name):
+    dtype, element_type = TYPES[type_name], ELEMENT_TYPES[type_name]
+    rng = np.random.default_rng([31, np.dtype(dtype).num])
+    for i in range(40):
+        rank = 1 + i % 3
+        kernel = [int(v) for v in rng.integers(1, 4, rank)]
+        strides = [int(v) for v in rng.integers(1, 4, rank)]
+        dilations = [int(v) for v in rng.integers(1, 3, rank)]
+        pads = [int(rng.integers(0, k)) for k in kernel]
+        dims = [int(rng.integers((k - 1) * d + 1, 9)) for k, d in zip(kernel, dilations)]
+        # floor windows, or one window more (ceil rounding reaches past the padded end)
+        out = [(n + p - (k - 1) * d - 1) // s + 1 + int(rng.integers(0, 2))
+               for n, p, k, d, s in zip(dims, pads, kernel, dilations, strides)]
+        x = gen_data(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *dims), dtype,
+                     ["ties", "cont", "special"][i % 3])
+        if x.dtype.kind == "f":
+            x[x == 0] = 0.0  # a negative zero sends both to the indices path
+        args = (x, element_type, kernel, strides, dilations, pads, out)
+        separable, none = P.max_pool(*args, False)
+        assert none is None
+        running, _ = P.max_pool(*args, True)
+        assert separable.dtype == running.dtype, (kernel, strides, dilations, pads, out)
+        np.testing.assert_array_equal(separable.view(f"u{x.itemsize}"), running.view(f"u{x.itemsize}"),
+                                      err_msg=str((kernel, strides, dilations, pads, out)))
+
+
+def test_negative_zero_is_found_in_every_float_type():
+    for dtype in (np.float16, np.float32, np.float64):
+        x = np.array([1, 0, -2], dtype)
+        assert not P._has_negative_zero(x)
+        x[1] = -0.0
+        assert P._has_negative_zero(x) and P._has_negative_zero(x[::-1])
+    assert not P._has_negative_zero(np.array([0, -1], np.int32))
