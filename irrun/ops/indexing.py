@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Int, Ints
+from .partial import known_elements
 from .registry import Op, TensorInfo, op
 from .shape_ops import contiguous, int_values, merge_dim, normalize_axis, one_dim_length, require_max_rank, scalar_axis
 from .shapes import require_rank, shape_str
@@ -278,10 +279,30 @@ class Slice8(Op):
         data = inputs[0]
         index = self.plan(inputs)
         if index is None:
-            return [TensorInfo(None if data.shape is None else (None,) * len(data.shape), data.type)]
+            return [TensorInfo(self.partly_known_shape(inputs), data.type)]
         shape = tuple(d if sl == slice(None) else slice_length(d, sl.start, sl.stop, sl.step)
                       for d, sl in zip(data.shape, index))
         return [TensorInfo(shape, data.type)]
+
+    @staticmethod
+    def partly_known_shape(inputs):
+        """With some starts, stops or steps unknown, as OpenVINO: only the axes sliced change, each known
+        where its own start, stop and step are (their elements partly known: irrun/ops/partial.py)."""
+        data = inputs[0]
+        if data.shape is None:
+            return None
+        shape = [None] * len(data.shape)
+        params = [known_elements(info) for info in inputs[1:4]]
+        axes = known_elements(inputs[4]) if len(inputs) == 5 else \
+            None if params[0] is None else list(range(len(params[0])))
+        if axes is None or None in axes or any(a < -len(shape) or a >= len(shape) for a in axes):
+            return tuple(shape)
+        shape = list(data.shape)
+        for i, axis in enumerate(axes):
+            start, stop, step = (None if p is None or i >= len(p) else p[i] for p in params)
+            known = None not in (start, stop, step) and step != 0
+            shape[axis] = slice_length(shape[axis], start, stop, step) if known else None
+        return tuple(shape)
 
     def run(self, inputs, in_infos, out_infos):
         index = self.plan(in_infos)

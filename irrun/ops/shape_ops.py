@@ -354,10 +354,14 @@ class Range1(Op):
         out_type = self.out_type(inputs)
         values = [_scalar_value(info, port, what) for port, (info, what) in
                   enumerate(zip(inputs, ("start", "stop", "step")))]
+        # OpenVINO checks each value it knows, the others unknown: Range(Parameter, 10, 0) is refused
+        for port, (value, what) in enumerate(zip(values, ("start", "stop", "step"))):
+            if value is not None and not math.isfinite(float(value)):
+                raise ShapeError(f"'{what}' cannot be NaN or infinite", rule="attr.range", port=port)
+        if values[2] is not None and float(values[2]) == 0:
+            raise ShapeError("'step' cannot be zero", rule="attr.range", port=2)
         if any(v is None for v in values):
             return [TensorInfo((None,), out_type)]
-        if float(values[2]) == 0:
-            raise ShapeError("'step' cannot be zero", rule="attr.range", port=2)
         values = [self.cast(v, info.type, out_type) for v, info in zip(values, inputs)]
         length = range_length(*values, out_type.is_integer, self.step_allows_zero)
         return [TensorInfo((length,), out_type)]
