@@ -258,6 +258,10 @@ class Slice8(Op):
                              rule="port.dims")
         if vals[2] is not None and (vals[2] == 0).any():
             raise ShapeError("step must not be zero", rule="attr.range", port=3)
+        if axes is not None and data.shape is not None:  # checked even while starts or stops are unknown
+            axes = [normalize_axis(int(a), len(data.shape), "axes", 4) for a in axes.reshape(-1).tolist()]
+            if len(set(axes)) != len(axes):
+                raise ShapeError(f"axes {axes} repeat a value", rule="attr.value", port=4)
         if data.shape is None or any(v is None for v in vals) or (len(inputs) == 5 and axes is None):
             return None
         start, stop, step = (v.reshape(-1).tolist() for v in vals)
@@ -266,10 +270,6 @@ class Slice8(Op):
             axes = list(range(len(start)))
             if len(start) > rank:
                 raise ShapeError(f"{len(start)} slices for input rank {rank}", rule="port.dims", port=1)
-        else:
-            axes = [normalize_axis(int(a), rank, "axes", 4) for a in axes.reshape(-1).tolist()]
-            if len(set(axes)) != len(axes):
-                raise ShapeError(f"axes {axes} repeat a value", rule="attr.value", port=4)
         index = [slice(None)] * rank
         for a, b, e, s in zip(axes, start, stop, step):
             index[a] = slice(b, e, s)
