@@ -130,3 +130,29 @@ def test_range_checks_each_known_input(version, which, value, tmp_path):
     assert _refused(xml)
     rules = {d.rule for d in irrun.check(xml).errors}
     assert "attr.range" in rules and all(rule_class(rule).kind == OPENVINO for rule in rules)
+
+
+LOOP_SEED = Path(__file__).parents[1] / "models" / "torch_loop_if" / "model.xml"
+BODY_CONDITION = ('<layer id="6" name="4_1_1" type="Const" version="opset1">\n\t\t\t\t\t\t<data element_type="boolean" '
+                  'shape="" offset="0" size="1" />')
+OUTER_CONDITION = ('<layer id="2" name="4_1_1" type="Const" version="opset1">\n\t\t\t<data element_type="boolean" '
+                   'shape="" offset="0" size="1" />')
+CURRENT_ITERATION = '<layer id="0" name="11" type="Parameter" version="opset1">\n\t\t\t\t\t\t<data shape=""'
+LOOP_EDITS = {  # OpenVINO's Loop-5: conditions and current_iteration of rank 0 or 1, a known condition one value
+    "body condition of two values": (BODY_CONDITION, 'shape=""', 'shape="2"', "port.dims"),
+    "body condition of rank 2": (BODY_CONDITION, 'shape=""', 'shape="1,1"', "port.rank"),
+    "outer condition of two values": (OUTER_CONDITION, 'shape=""', 'shape="2"', "port.dims"),
+    "current_iteration of rank 2": (CURRENT_ITERATION, 'shape=""', 'shape="1,1"', "port.rank"),
+}
+
+
+@pytest.mark.parametrize("edit", LOOP_EDITS)
+def test_loop_conditions(edit, tmp_path):
+    anchor, old, new, rule = LOOP_EDITS[edit]
+    text = LOOP_SEED.read_text()
+    assert anchor in text
+    (tmp_path / "model.xml").write_text(text.replace(anchor, anchor.replace(old, new).replace('size="1"', 'size="2"')
+                                                     if "two values" in edit else anchor.replace(old, new)))
+    (tmp_path / "model.bin").symlink_to(LOOP_SEED.with_suffix(".bin"))
+    assert _refused(tmp_path / "model.xml")
+    assert rule in {d.rule for d in irrun.check(tmp_path / "model.xml").errors}
