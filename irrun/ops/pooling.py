@@ -56,8 +56,9 @@ def pooling_geometry(spatial, kernel, strides, dilations, pads_begin, pads_end, 
 
 
 def check_pool_attributes(op_, rank, shape=None):
-    if shape is not None and shape[1] == 0:  # OpenVINO's pooling shape inference refuses zero channels
-        raise ShapeError(f"input {list(shape)} has no channels", rule="port.dims", port=0)
+    if shape is not None and 0 in shape[:2]:  # OpenVINO's pooling shape inference refuses a zero batch or channels
+        raise ShapeError(f"input {list(shape)} has {'no channels' if shape[1] == 0 else 'a batch of 0'}",
+                         rule="port.dims", port=0)
     spatial = rank - 2
     for name in ("kernel", "strides", "pads_begin", "pads_end", "dilations"):
         values = getattr(op_, name, None)

@@ -24,12 +24,20 @@ def contiguous(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous else np.array(a, order="C")
 
 
+# Types whose constant values OpenVINO's shape inference cannot read (Constant::cast_vector): an op that reads
+# such an input's known value (a Slice start, a Reshape target) is refused, "Element not supported".
+UNREADABLE_VALUES = {"u1", "u2", "u3", "u6"}
+
+
 def int_values(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
     """A constant integer input as an int64 array (None when not known); refuses non-integer types."""
     if not info.type.is_integer:
         raise ShapeError(f"{what} must be an integer tensor, got {info.type}", rule="port.type", port=port)
     if info.value is None:
         return None
+    if info.type.name in UNREADABLE_VALUES:
+        raise ShapeError(f"OpenVINO cannot read the values of {what} of type {info.type} (Element not supported)",
+                         rule="port.type", port=port)
     return np.asarray(info.value).astype(np.int64)
 
 

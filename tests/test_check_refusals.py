@@ -1,0 +1,75 @@
+"""Single-op refusals of OpenVINO's reader that irrun's checker used to miss (found by tools/mutate_corpus.py):
+each model is written valid by OpenVINO, then one thing in its XML is changed; OpenVINO's verdict on the
+changed file is taken live, and irrun must report an error of the OpenVINO class."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import pytest
+from openvino import opset1, opset6, opset8
+
+import irrun
+from irrun.tools.rule_classes import OPENVINO, rule_class
+
+
+def _refused(xml: Path) -> bool:
+    try:
+        ov.Core().read_model(str(xml)).validate_nodes_and_infer_types()
+    except Exception:  # noqa: BLE001 - any refusal is the verdict
+        return True
+    return False
+
+
+def _written(outputs, parameters, path: Path) -> str:
+    ov.save_model(ov.Model(outputs, parameters), str(path), compress_to_fp16=False)
+    return path.read_text()
+
+
+def _assert_refused_by_both(xml: Path, rule: str) -> None:
+    assert _refused(xml)
+    rules = {d.rule for d in irrun.check(xml).errors}
+    assert rule in rules and rule_class(rule).kind == OPENVINO, rules
+
+
+@pytest.mark.parametrize("element_type,refused", [("u1", True), ("u2", True), ("u3", True), ("u6", True),
+                                                  ("u4", False), ("i4", False), ("u8", False)])
+def test_shape_values_of_types_openvino_cannot_read(element_type, refused, tmp_path):
+    """A Slice start Const of u1/u2/u3/u6: OpenVINO's shape inference cannot read its value."""
+    start = opset1.constant(np.array([0], np.int64))
+    x = opset1.parameter([4, 6], np.float32)
+    sliced = opset8.slice(x, start, opset1.constant(np.array([2], np.int64)), opset1.constant(np.array([1], np.int64)))
+    xml = tmp_path / "model.xml"
+    text = _written([sliced], [x], xml)
+    old = 'element_type="i64" shape="1" offset="0" size="8"'
+    assert old in text
+    xml.write_text(text.replace(old, old.replace("i64", element_type), 1))
+    if refused:
+        _assert_refused_by_both(xml, "port.type")
+    else:
+        assert not _refused(xml)
+        assert not [d for d in irrun.check(xml, openvino_compatible=True).errors if d.rule == "port.type"]
+
+
+@pytest.mark.parametrize("shape,refused", [("0,2,3,3", True), ("1,0,3,3", True), ("1,2,3,3", False)])
+def test_pooling_refuses_a_zero_batch_or_channels(shape, refused, tmp_path):
+    x = opset1.parameter([1, 2, 3, 3], np.float32)
+    xml = tmp_path / "model.xml"
+    text = _written([opset8.max_pool(x, [1, 1], [1, 1], [0, 0], [0, 0], [2, 2]).output(0)], [x], xml)
+    xml.write_text(text.replace('shape="1,2,3,3"', f'shape="{shape}"'))
+    if refused:
+        _assert_refused_by_both(xml, "port.dims")
+    else:
+        assert not _refused(xml) and not irrun.check(xml).errors
+
+
+def test_mvn6_axes_must_be_one_dimensional(tmp_path):
+    x = opset1.parameter([2, 3, 4], np.float32)
+    axes = opset1.constant(np.array([2], np.int64))
+    xml = tmp_path / "model.xml"
+    text = _written([opset6.mvn(x, axes, True, 1e-5, "inside_sqrt")], [x], xml)
+    old = 'element_type="i64" shape="1" offset="0" size="8"'
+    assert old in text
+    xml.write_text(text.replace(old, old.replace('shape="1"', 'shape=""')))
+    _assert_refused_by_both(xml, "port.rank")
