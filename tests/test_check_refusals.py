@@ -3,12 +3,13 @@ each model is written valid by OpenVINO, then one thing in its XML is changed; O
 changed file is taken live, and irrun must report an error of the OpenVINO class."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import openvino as ov
 import pytest
-from openvino import opset1, opset6, opset8
+from openvino import opset1, opset6, opset8, opset11
 
 import irrun
 from irrun.tools.rule_classes import OPENVINO, rule_class
@@ -73,3 +74,22 @@ def test_mvn6_axes_must_be_one_dimensional(tmp_path):
     assert old in text
     xml.write_text(text.replace(old, old.replace('shape="1"', 'shape=""')))
     _assert_refused_by_both(xml, "port.rank")
+
+
+@pytest.mark.parametrize("axes,refused", [([-1, 2], True), ([-4, 3], True), ([3, 2], False)])
+def test_interpolate_refuses_negative_axes(axes, refused, tmp_path):
+    """Interpolate-11 reads its axes unsigned: a negative axis is out of range for OpenVINO."""
+    x = opset1.parameter([1, 3, 5, 6], np.float32)
+    sizes, axes_node = opset1.constant(np.array([4, 8], np.int64)), opset1.constant(np.array([2, 3], np.int64))
+    axes_node.set_friendly_name("axes")
+    xml = tmp_path / "model.xml"
+    _written([opset11.interpolate(x, sizes, "nearest", "sizes", axes=axes_node)], [x], xml)
+    text = xml.read_text()
+    offset = int(re.search(r'name="axes" type="Const"[^>]*>\s*<data [^>]*offset="(\d+)"', text).group(1))
+    blob = bytearray(xml.with_suffix(".bin").read_bytes())
+    blob[offset:offset + 16] = np.array(axes, np.int64).tobytes()
+    xml.with_suffix(".bin").write_bytes(bytes(blob))
+    if refused:
+        _assert_refused_by_both(xml, "attr.range")
+    else:  # the output port still declares the old axes' dims: only that (stricter) error
+        assert not _refused(xml) and not irrun.check(xml, openvino_compatible=True).errors
