@@ -87,3 +87,19 @@ def test_interpolate_refuses_negative_axes(axes, refused, tmp_path):
         _assert_refused_by_both(xml, "attr.range")
     else:  # the output port still declares the old axes' dims: only that (stricter) error
         assert not reader_refuses(xml) and not irrun.check(xml, openvino_compatible=True).errors
+
+
+@pytest.mark.parametrize("kernel,refused", [((2, 2), True), ((2, 1), False)])
+def test_pooling_with_a_negative_dilation(kernel, refused, tmp_path):
+    """OpenVINO reads dilation -1 as 2**64 - 1: a window of more than one element no longer fits the input
+    (refused); a window of one element still does (read; irrun's attr.range.spec is stricter)."""
+    x = opset1.parameter([1, 1, 4, 4], np.float32)
+    xml = tmp_path / "model.xml"
+    text = _written([opset8.max_pool(x, [1, 1], [1, 1], [0, 0], [0, 0], list(kernel)).output(0)], [x], xml)
+    assert 'dilations="1, 1"' in text
+    xml.write_text(text.replace('dilations="1, 1"', 'dilations="1, -1"'))
+    if refused:
+        _assert_refused_by_both(xml, "shape.kernel")
+    else:
+        assert not reader_refuses(xml)
+        assert [d.rule for d in irrun.check(xml).errors] == ["attr.range.spec"]

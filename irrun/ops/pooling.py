@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES, lowest
 from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, numel, require_positive_steps, require_rank
+from .shapes import as_index_array, numel, refuse_unsigned_dilations, require_positive_steps, require_rank
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 
@@ -72,6 +72,8 @@ def check_pool_attributes(op_, rank, shape=None):
     kernel = getattr(op_, "kernel", None) or ()
     if any(v <= 0 for v in kernel):
         raise ShapeError(f"attribute 'kernel' has a non-positive value {list(kernel)}", rule="attr.range")
+    if shape is not None:
+        refuse_unsigned_dilations(kernel, getattr(op_, "dilations", None) or (), shape[2:])
     for name in ("strides", "dilations"):
         require_positive_steps(name, getattr(op_, name, None) or ())
 

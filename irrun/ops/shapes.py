@@ -75,6 +75,15 @@ def as_index_array(value, what, port) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def refuse_unsigned_dilations(kernel, dilations, spatial_dims) -> None:
+    """OpenVINO reads a negative dilation as a huge unsigned one: a window of more than one element then spans
+    more than any known input dim, and OpenVINO refuses the file (a kernel of 1 still spans 1)."""
+    for axis, (k, d, dim) in enumerate(zip(kernel, dilations, spatial_dims)):
+        if d < 0 and k is not None and k > 1 and dim is not None:
+            raise ShapeError(f"dilation {d} on spatial axis {axis} (read as {d + (1 << 64)}) makes the window of "
+                             f"{k} larger than the input", rule="shape.kernel")
+
+
 def require_positive_steps(name: str, values) -> None:
     """Strides and dilations: OpenVINO refuses a 0 (attr.range) but reads a negative value as a huge unsigned
     one and accepts the file, so irrun refusing it is stricter (attr.range.spec)."""
