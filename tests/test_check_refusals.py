@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 import pytest
-from openvino import opset1, opset6, opset8, opset11
+from openvino import opset1, opset4, opset6, opset8, opset11
 
 import irrun
 from oracle import reader_refuses
@@ -103,3 +103,24 @@ def test_pooling_with_a_negative_dilation(kernel, refused, tmp_path):
     else:
         assert not reader_refuses(xml)
         assert [d.rule for d in irrun.check(xml).errors] == ["attr.range.spec"]
+
+
+def test_range_step_of_a_type_openvino_cannot_read(tmp_path):
+    start = opset1.parameter([], np.int64)
+    step = opset1.constant(np.int64(1))
+    xml = tmp_path / "model.xml"
+    text = _written([opset4.range(start, opset1.constant(np.int64(10)), step, "i64")], [start], xml)
+    old = 'element_type="i64" shape="" offset="8" size="8"'
+    assert old in text
+    xml.write_text(text.replace(old, old.replace("i64", "u2")))
+    _assert_refused_by_both(xml, "port.type")
+
+
+def test_reshape_refuses_a_scalar_target_shape(tmp_path):
+    x = opset1.parameter([1], np.float32)
+    xml = tmp_path / "model.xml"
+    text = _written([opset1.reshape(x, opset1.constant(np.array([1], np.int64)), False)], [x], xml)
+    old = 'element_type="i64" shape="1" offset="0" size="8"'
+    assert old in text
+    xml.write_text(text.replace(old, old.replace('shape="1"', 'shape=""')))
+    _assert_refused_by_both(xml, "port.rank")

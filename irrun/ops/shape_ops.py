@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
-from .shapes import shape_str
+from .shapes import require_rank, shape_str
 
 I64 = ELEMENT_TYPES["i64"]
 
@@ -33,12 +33,18 @@ def int_values(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
     """A constant integer input as an int64 array (None when not known); refuses non-integer types."""
     if not info.type.is_integer:
         raise ShapeError(f"{what} must be an integer tensor, got {info.type}", rule="port.type", port=port)
-    if info.value is None:
+    if readable_value(info, what, port) is None:
         return None
-    if info.type.name in UNREADABLE_VALUES:
+    return np.asarray(info.value).astype(np.int64)
+
+
+def readable_value(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
+    """A known input value an op's shape inference reads (None when not known), refused as OpenVINO refuses
+    it when its type is one OpenVINO cannot read."""
+    if info.value is not None and info.type.name in UNREADABLE_VALUES:
         raise ShapeError(f"OpenVINO cannot read the values of {what} of type {info.type} (Element not supported)",
                          rule="port.type", port=port)
-    return np.asarray(info.value).astype(np.int64)
+    return info.value
 
 
 def require_max_rank(info: TensorInfo, rank: int, what: str, port: int) -> None:
@@ -127,19 +133,13 @@ class Reshape1(Op):
         """OpenVINO's rules: special-zero positions drop out of both element counts; -1 is the input count
         over the output count (1 when the output count is 0, which needs a zero-sized input); the counts
         are compared only when there is no -1 and no special zero."""
-        require_max_rank(pattern_info, 1, "target shape", 1)
+        require_rank(pattern_info.shape, (1,), "target shape", 1)  # OpenVINO refuses a scalar target too
         pattern = int_values(pattern_info, "target shape", 1)
         if pattern is None and pattern_info.partial is not None and pattern_info.rank == 1:
             pattern = np.array(pattern_info.partial, dtype=object)  # partly known (irrun/ops/partial.py)
         if pattern is None:
             n = one_dim_length(pattern_info)
-            if pattern_info.rank == 0:
-                return ()
             return None if n is None else (None,) * n
-        if pattern.ndim == 0:
-            if int(pattern) != 1:
-                raise ShapeError(f"a scalar target shape must be 1, got {int(pattern)}", rule="attr.value", port=1)
-            pattern = np.zeros(0, np.int64)
         pattern = pattern.reshape(-1)
         rank = data.rank
         out, minus_one, zeros = [], None, False
@@ -301,7 +301,7 @@ class Unsqueeze1(Op):
 def _scalar_value(info, port, what):
     if info.shape is not None and len(info.shape) != 0:
         raise ShapeError(f"'{what}' must be a scalar, got {shape_str(info.shape)}", rule="port.rank", port=port)
-    if info.value is None:
+    if readable_value(info, what, port) is None:
         return None
     return np.asarray(info.value).reshape(-1)[0]
 
