@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import openvino as ov
 import pytest
-from openvino import opset1, opset4, opset6, opset8, opset11
+from openvino import opset1, opset6, opset8, opset11, opset12
 
 import irrun
 from oracle import reader_refuses
@@ -109,7 +109,7 @@ def test_range_step_of_a_type_openvino_cannot_read(tmp_path):
     start = opset1.parameter([], np.int64)
     step = opset1.constant(np.int64(1))
     xml = tmp_path / "model.xml"
-    text = _written([opset4.range(start, opset1.constant(np.int64(10)), step, "i64")], [start], xml)
+    text = _written([opset12.range(start, opset1.constant(np.int64(10)), step, "i64")], [start], xml)
     old = 'element_type="i64" shape="" offset="8" size="8"'
     assert old in text
     xml.write_text(text.replace(old, old.replace("i64", "u2")))

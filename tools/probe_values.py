@@ -31,7 +31,7 @@ DTYPES = {"i64": np.int64, "i32": np.int32, "f32": np.float32}
 
 def probes(ov):
     """{name: build()}; build() gives (outputs, parameters, {Const name: element count, 0 for a scalar})."""
-    from openvino import opset1 as o1, opset3 as o3, opset4 as o4, opset6 as o6, opset7 as o7, opset8 as o8
+    from openvino import opset1 as o1, opset3 as o3, opset6 as o6, opset7 as o7, opset8 as o8
     from openvino import opset9 as o9, opset10 as o10, opset11 as o11, opset12 as o12, opset15 as o15
     from openvino import opset16 as o16
 
@@ -75,7 +75,7 @@ def probes(ov):
                                                     c([0, 0, 0], "pe"))], {"bs": 3, "pb": 3, "pe": 3}),
         "BatchToSpace": lambda: ([o3.batch_to_space(p([8, 4, 6]), c([1, 2, 2], "bs"), c([0, 0, 0], "cb"),
                                                     c([0, 0, 0], "ce"))], {"bs": 3, "cb": 3, "ce": 3}),
-        "Range": lambda: ([o4.range(c(0, "a"), p([], np.int64), c(1, "s"), "i64")], {"a": 0, "s": 0}),
+        "Range": lambda: ([o12.range(c(0, "a"), p([], np.int64), c(1, "s"), "i64")], {"a": 0, "s": 0}),  # Range-4
         "AdaptiveAvgPool": lambda: ([o8.adaptive_avg_pool(image(), c([4, 4], "os"))], {"os": 2}),
         "MVN": lambda: ([o6.mvn(image(), c([2, 3], "ax"), True, 1e-5, "inside_sqrt")], {"ax": 2}),
         "NormalizeL2": lambda: ([o1.normalize_l2(image(), c([1], "ax"), 1e-5, "add")], {"ax": 1}),
