@@ -105,15 +105,21 @@ def test_pooling_with_a_negative_dilation(kernel, refused, tmp_path):
         assert [d.rule for d in irrun.check(xml).errors] == ["attr.range.spec"]
 
 
-def test_range_step_of_a_type_openvino_cannot_read(tmp_path):
+@pytest.mark.parametrize("element_type,refused", [("u2", True), ("f8e4m3", True), ("f8e8m0", True),
+                                                  ("f4e2m1", True), ("nf4", False), ("f16", False)])
+def test_range_step_of_a_type_openvino_cannot_read(element_type, refused, tmp_path):
+    """Range-4 takes inputs of any numeric type, but OpenVINO cannot read the value of some."""
     start = opset1.parameter([], np.int64)
     step = opset1.constant(np.int64(1))
     xml = tmp_path / "model.xml"
     text = _written([opset12.range(start, opset1.constant(np.int64(10)), step, "i64")], [start], xml)
     old = 'element_type="i64" shape="" offset="8" size="8"'
     assert old in text
-    xml.write_text(text.replace(old, old.replace("i64", "u2")))
-    _assert_refused_by_both(xml, "port.type")
+    xml.write_text(text.replace(old, old.replace("i64", element_type)))
+    if refused:
+        _assert_refused_by_both(xml, "port.type")
+    else:
+        assert not reader_refuses(xml) and not irrun.check(xml, openvino_compatible=True).errors
 
 
 def test_reshape_refuses_a_scalar_target_shape(tmp_path):

@@ -26,7 +26,7 @@ def contiguous(a: np.ndarray) -> np.ndarray:
 
 # Types whose constant values OpenVINO's shape inference cannot read (Constant::cast_vector): an op that reads
 # such an input's known value (a Slice start, a Reshape target) is refused, "Element not supported".
-UNREADABLE_VALUES = {"u1", "u2", "u3", "u6"}
+UNREADABLE_VALUES = {"u1", "u2", "u3", "u6", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1"}
 
 
 def int_values(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
