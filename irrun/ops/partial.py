@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import IRError
 from .registry import TensorInfo
 from .shapes import numel
 
@@ -120,7 +121,7 @@ def with_partial_values(node, in_infos, outputs: list[TensorInfo]) -> list[Tenso
         return outputs
     try:
         elements = _elements(node, in_infos, outputs)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, IRError):  # a kernel on object elements: no partial value
         return outputs
     out = outputs[0]
     if elements is None or len(elements) != numel(out.shape) or not out.type.is_integer \
