@@ -8,6 +8,30 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 
+def pytest_configure(config):
+    """Where PYTHONDONTWRITEBYTECODE is set (it is on our machines), every xdist worker and every subprocess the
+    tests start (process pools, Dask workers, the CLI) compiled irrun and the rewritten test modules anew: a
+    second or more of CPU each. Test processes cache bytecode instead, outside the source tree, in a folder of
+    pytest's own private temporary root (pytest-of-<user>, made 0700 as pytest makes it, and used only when it
+    is ours and no one else can write to it)."""
+    if hasattr(config, "workerinput") or not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        return
+    if os.environ.get("PYTHONPYCACHEPREFIX") or not hasattr(os, "getuid"):
+        return
+    import getpass
+    import stat
+
+    private = Path(tempfile.gettempdir()) / f"pytest-of-{getpass.getuser()}"
+    try:
+        private.mkdir(mode=0o700, exist_ok=True)
+        status = private.lstat()
+    except OSError:
+        return
+    if stat.S_ISDIR(status.st_mode) and status.st_uid == os.getuid() and not status.st_mode & 0o022:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE")
+        os.environ["PYTHONPYCACHEPREFIX"] = str(private / "bytecode")
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker more than the cores this process may use. A good part of the suite waits (Dask
@@ -15,6 +39,16 @@ def pytest_xdist_auto_num_workers(config):
     cores busy; more oversubscribe their BLAS and plugin threads. Measured on 2 cores: 2 workers 175 s, 3 140 s,
     4 144-157 s, 6 184 s."""
     return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1
+
+
+# Tests that take seconds of CPU each (measured with --durations), started first so that none of them is left
+# running alone on one worker at the end of a parallel run.
+STARTED_FIRST = ("test_hostile.py::test_fuzzed", "test_hostile.py::test_long_chain", "test_weights_release.py",
+                 "test_compare_against_openvino_on_every_model[torch_", "test_precision.py::test_precision_report")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: not any(part in item.nodeid for part in STARTED_FIRST))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -56,20 +90,22 @@ def browser(tmp_path_factory):
 
 def _lingering_children():
     """This process's descendants still running after its tests, less multiprocessing's own helper processes
-    (resource tracker, forkserver), which live as long as the process that started them."""
+    (resource tracker, forkserver), which live as long as the process that started them (so they are not waited
+    for either)."""
     import psutil
 
     helpers = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
-    children = psutil.Process().children(recursive=True)
-    _, alive = psutil.wait_procs(children, timeout=10)
-    lingering = []
-    for child in alive:
+
+    def command(process):
         try:
-            if not any(helper in " ".join(child.cmdline()) for helper in helpers):
-                lingering.append(f"{child.pid} {' '.join(child.cmdline())[:120]}")
+            return " ".join(process.cmdline())
         except psutil.Error:
-            pass
-    return lingering
+            return ""
+
+    children = [child for child in psutil.Process().children(recursive=True)
+                if not any(helper in command(child) for helper in helpers)]
+    _, alive = psutil.wait_procs(children, timeout=10)
+    return [f"{child.pid} {command(child)[:120]}" for child in alive if child.is_running()]
 
 
 _LINGERING_IN_WORKERS: list = []

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import jsonschema
+from click.testing import CliRunner
 from lxml import etree
 
+from irrun.cli.main import cli
 from test_check import run_cli, tiny_maxpool
 
 SCHEMA = Path(__file__).parent / "data" / "sarif" / "sarif-schema-2.1.0.json"
@@ -64,6 +67,7 @@ def test_sarif_validates_against_the_schema_and_places_results_on_the_layer(tmp_
     assert location["logicalLocations"][0]["fullyQualifiedName"] == "layer 1 (pool, MaxPool-8)"
     rules = run["tool"]["driver"]["rules"]
     assert [rules[r["ruleIndex"]]["id"] for r in run["results"]] == ["attr.range", "attr.unknown"]
+    assert "informationUri" not in run["tool"]["driver"]  # optional, and irrun has no public home page
 
 
 def test_sarif_of_an_unreadable_file_validates(tmp_path):
@@ -94,3 +98,22 @@ def test_pre_commit_hooks_run_the_checker_on_xml_files():
     hooks = (Path(__file__).parents[1] / ".pre-commit-hooks.yaml").read_text()
     assert re.search(r"- id: irrun-check\n(.*\n)*?\s+entry: irrun check\n", hooks)
     assert "files: \\.xml$" in hooks
+
+
+def test_the_readme_pre_commit_hook_runs_as_written(tmp_path):
+    """The README's local hook, run the way pre-commit runs it: its entry with the matching files appended."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    hook = re.search(r"```yaml\n(repos:\n  - repo: local\n.*?)```", readme, re.S).group(1)
+    entry = re.search(r"entry: ([^#\n]*?)\s*(#|\n)", hook).group(1)
+    files = re.compile(re.search(r"files: (.*)\n", hook).group(1))
+    assert "language: system" in hook
+    good, bad = tiny_maxpool(tmp_path / "good", 2), tiny_maxpool(tmp_path / "bad", 1, defect="kernel")
+    lenient = _negative_stride(tmp_path / "lenient")
+    changed = [p for p in (good, bad, good.with_suffix(".bin")) if files.search(str(p))]
+    assert changed == [good, bad]
+    program, *arguments = shlex.split(entry)
+    assert program == "irrun"  # the console script of irrun.cli.main's group
+    run = lambda paths: CliRunner().invoke(cli, [*arguments, *map(str, paths)])  # noqa: E731
+    failed = run(changed)
+    assert failed.exit_code == 1 and "attr.range" in failed.output
+    assert run([good, lenient]).exit_code == 0

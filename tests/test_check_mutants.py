@@ -21,11 +21,6 @@ CASES = json.loads((ROOT / "tests" / "data" / "check_mutants.json").read_text())
 # OpenVINO refuses these and irrun does not yet: it lacks OpenVINO's bound propagation through shape
 # arithmetic (irrun/ops/partial.py), or the check itself.
 MISSED: dict[str, str] = {}
-# OpenVINO reads these and irrun --openvino-compatible still refuses them.
-STRICTER_THAN_CLASSED = {
-    "m1_00754": "an <edge> to a missing to-layer: OpenVINO ignores such an edge",
-    "m2_01334": "LSTMSequence hidden_size against the initial state's shape: OpenVINO does not compare them",
-}
 
 
 def _mutant(case: dict, directory: Path) -> Path:
@@ -40,9 +35,8 @@ def _mutant(case: dict, directory: Path) -> Path:
     return path
 
 
-
 def _param(case):
-    reason = MISSED.get(case["case"]) or STRICTER_THAN_CLASSED.get(case["case"])
+    reason = MISSED.get(case["case"])
     marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
     return pytest.param(case, id=f'{case["case"]}-{case["mutation"].split(":")[0]}', marks=marks)
 

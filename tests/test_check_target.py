@@ -4,6 +4,7 @@ written by OpenVINO 2026.4) and recorded whether each tested release's reader re
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,24 @@ def test_info_shows_the_oldest_release():
 def test_a_target_before_2023_or_unreadable_is_a_usage_error(target):
     result = _check("--target", target, DATA / "opset1_only" / "model.xml")
     assert result.exit_code == 2 and "--target" in result.output
+
+
+DROPPED = json.loads((DATA / "dropped.json").read_text())
+
+
+@pytest.mark.parametrize("feature", sorted(DROPPED))
+def test_target_warns_exactly_where_the_release_dropped_the_attribute(feature):
+    """dropped.json: the attributes each release kept or dropped after reading the file (tools/release_compat.py)."""
+    path = DATA / feature / "model.xml"
+    for release, dropped in DROPPED[feature].items():
+        result = _check("--format", "json", "--target", release, path)
+        warned = sorted(re.search(r"drops attribute (\w+)=", d["message"]).group(1)
+                        for d in json.loads(result.output)["diagnostics"] if d["rule"] == "target.attr.dropped")
+        assert warned == dropped, (feature, release, result.output)
+        assert result.exit_code == 0, result.output
+
+
+def test_dropped_attribute_message_names_the_first_release_that_keeps_it():
+    result = _check("--target", "2024.2", DATA / "random_uniform_pytorch" / "model.xml")
+    assert ("target.attr.dropped: warning: OpenVINO 2024.2 reads RandomUniform-8 but drops attribute "
+            'alignment="pytorch" (first kept in release 2024.3)') in result.output

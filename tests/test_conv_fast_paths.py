@@ -21,6 +21,7 @@ from openvino import opset1
 
 import oracle as O
 from irrun.ops import convolution as C
+from irrun.ops import depthwise_nhwc
 
 
 def plain_conv(x, w, strides, dilations, begins, out):
@@ -103,13 +104,16 @@ def check(case, x, w):
         np.testing.assert_array_equal(got, want, err_msg=str(case))
 
 
-KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last", "depthwise-per-offset"]
+KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last", "depthwise-per-offset", "depthwise-nhwc"]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
 @pytest.mark.parametrize("kind", KINDS)
 def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
     rng = np.random.default_rng([7, KINDS.index(kind), np.dtype(dtype).num])
+    # the channels-last einsum over a transposed copy (depthwise_nhwc): forced on, or off for the other kinds
+    monkeypatch.setattr(depthwise_nhwc, "usable", lambda groups, out_per_group, *sizes:
+                        kind == "depthwise-nhwc" and out_per_group == 1)
     # depthwise sums with the channels innermost (forced) or per channel (forced), whatever the sizes
     monkeypatch.setattr(C, "channels_last", (lambda groups, out_per_group, *sizes: out_per_group == 1)
                         if kind == "depthwise-channels-last" else (lambda *args: False))
@@ -126,7 +130,8 @@ def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
         # stride-1 columns from the flattened input: always, never, or as chosen
         monkeypatch.setattr(C, "FLAT_WASTE", (1e9, 0.0, 1.25)[i % 3])
         case = random_case(rng, pointwise=kind == "pointwise", depthwise=kind.startswith("depthwise"),
-                           one_output=kind == "depthwise-channels-last", stride_one=kind == "depthwise" and i % 2 == 0)
+                           one_output=kind in ("depthwise-channels-last", "depthwise-nhwc"),
+                           stride_one=kind == "depthwise" and i % 2 == 0)
         check(case, *arrays(rng, case, dtype))
 
 
@@ -184,6 +189,25 @@ def test_temporaries_are_reserved_before_allocation():
         C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [9, 9], refuse)
 
 
+def test_channels_last_depthwise_reserves_its_buffers_first(monkeypatch):
+    """The nhwc kernel asks for its padded transposed copy and its result before making them: 2 x 128
+    channels, 11x11 padded, 9x9 out, f32."""
+    x = np.ones((2, 128, 9, 9), np.float32)
+    w = np.ones((128, 1, 1, 3, 3), np.float32)
+    assert depthwise_nhwc.usable(128, 1, [9, 9], [1, 1], 9)
+    asked = []
+
+    def refuse(nbytes, what):
+        asked.append((nbytes, what))
+        raise MemoryError(what)
+
+    allocated = []
+    monkeypatch.setattr(depthwise_nhwc, "_padded_channels_last", lambda *args: allocated.append(args))
+    with pytest.raises(MemoryError):
+        C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [9, 9], refuse)
+    assert asked == [((11 * 11 + 9 * 9) * 2 * 128 * 4, "channels-last depthwise buffers")] and not allocated
+
+
 @pytest.mark.parametrize("shape", [(0, 4, 5, 5), (2, 0, 5, 5)])
 def test_empty_batch_or_channels(shape):
     x = np.zeros(shape, np.float32)
@@ -227,10 +251,16 @@ def test_depthwise_gemm_on_a_convnext_shape():
 ZOO_LAYERS = [
     (16, 30, 33, 7, 1, 3, 1, "columns"),         # ConvNeXt 7x7
     (12, 29, 28, 5, 1, 4, 2, "columns"),         # 5x5 dilated, stride 1, 28 wide
-    (96, 7, 7, 5, 1, 2, 1, "channels-last"),     # MnasNet/EfficientNet late 5x5
-    (72, 28, 28, 5, 2, 2, 1, "strided-columns"), # strided 5x5
+    (64, 7, 7, 5, 1, 2, 1, "channels-last"),     # 5x5 over few positions, too few channels for nhwc
+    (40, 28, 28, 5, 2, 2, 1, "strided-columns"), # strided 5x5, too few channels for nhwc
     (8, 20, 20, 3, 1, 1, 1, "columns"),          # MobileNet 3x3
     (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
+    (96, 7, 7, 5, 1, 2, 1, "nhwc"),              # MnasNet/EfficientNet late 5x5
+    (72, 28, 28, 5, 2, 2, 1, "nhwc"),            # strided 5x5
+    (144, 27, 28, 3, 2, 1, 1, "nhwc"),           # MobileNet v2 strided 3x3, odd height
+    (160, 14, 14, 7, 1, 3, 1, "nhwc"),           # ConvNeXt-atto 7x7
+    (256, 12, 10, 5, 1, 4, 2, "nhwc"),           # DeepLab 5x5 dilated
+    (384, 9, 9, 3, 1, 1, 1, "nhwc"),             # many channels, 3x3
 ]
 
 
@@ -253,6 +283,7 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
     spy(C, "_flat_sums_channels_last", "channels-last")
     spy(C, "depthwise_columns", "columns")
     spy(C, "depthwise_strided_columns", "strided-columns")
+    spy(depthwise_nhwc, "depthwise_channels_last", "nhwc")
     rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
     x = rng.standard_normal((2, channels, h, w_)).astype(dtype)
     w = rng.standard_normal((channels, 1, 1, k, k)).astype(dtype)

@@ -28,6 +28,10 @@ MODELS = Path(__file__).parents[1] / "models"
 POOLING = MODELS / "pooling_mix" / "model.xml"
 
 
+# The tests that use the shared cluster run on one xdist worker (--dist loadgroup), which starts it once.
+ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("test_parallel-cluster")
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """A LocalCluster with two worker processes, shared by this module's Dask tests."""
@@ -104,6 +108,7 @@ def test_interrupt_stops_the_workers():
     assert set(multiprocessing.active_children()) - others == set()
 
 
+@ON_THE_SHARED_CLUSTER
 def test_dask_keeps_order_and_reports_a_dying_worker(cluster):
     assert map_ordered(parallel_tasks.square, list(range(7)), dask=cluster) == [x * x for x in range(7)]
     import cloudpickle
@@ -159,10 +164,10 @@ def test_serial_batch_reports_the_bad_inputs_and_runs_the_rest(serial_run, batch
         np.testing.assert_array_equal(saved[key], single[key])
 
 
-@pytest.mark.parametrize("mode", ["jobs2", "dask"])
-def test_parallel_batch_equals_serial(mode, serial_run, batch_inputs, cluster, tmp_path):
+@pytest.mark.parametrize("mode", ["jobs2", pytest.param("dask", marks=ON_THE_SHARED_CLUSTER)])
+def test_parallel_batch_equals_serial(mode, serial_run, batch_inputs, tmp_path, request):
     report, out = serial_run
-    options = {"jobs": 2} if mode == "jobs2" else {"dask": cluster}
+    options = {"jobs": 2} if mode == "jobs2" else {"dask": request.getfixturevalue("cluster")}
     parallel_report = irrun.load(POOLING).run_batch(irrun.input_files(batch_inputs), tmp_path, **options)
     assert [(i.input, i.output, i.error) for i in parallel_report.items] == \
         [(i.input, i.output and str(tmp_path / Path(i.output).name), i.error) for i in report.items]
@@ -237,6 +242,7 @@ def corpus(tmp_path_factory) -> list[Path]:
     return paths
 
 
+@ON_THE_SHARED_CLUSTER
 def test_parallel_checks_equal_serial(corpus, cluster):
     serial = [irrun.check(path) for path in corpus]
     assert any(not report.conformant for report in serial) and any(report.conformant for report in serial)

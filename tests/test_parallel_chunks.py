@@ -18,6 +18,10 @@ from irrun.scale import dask_local, parallel, tasks
 from irrun.scale.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
 
 
+# The tests that use the shared cluster run on one xdist worker (--dist loadgroup), which starts it once.
+ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("test_parallel_chunks-cluster")
+
+
 @pytest.fixture(scope="module")
 def cluster():
     with dask_local.in_process_cluster(distributed, 2) as local:
@@ -53,6 +57,7 @@ def test_chunks_cover_the_items_in_order_and_shrink_to_single_items(items, threa
         assert sizes.count(1) <= share  # single items only once fewer than one per share are left
 
 
+@ON_THE_SHARED_CLUSTER
 def test_chunked_results_come_in_item_order(cluster, tasks_by_value):
     seen = []
     results = map_ordered(parallel_tasks.square, list(range(50)), dask=cluster,
@@ -62,6 +67,7 @@ def test_chunked_results_come_in_item_order(cluster, tasks_by_value):
     assert sorted(seen) == [(x, x * x) for x in range(50)]
 
 
+@ON_THE_SHARED_CLUSTER
 def test_a_task_that_raises_in_a_chunk_fails_only_its_item(cluster, tasks_by_value):
     values = list(range(1, 41))  # chunks of 5: (1, 2, 3, 4, 5) first
     results = map_ordered(parallel_tasks.raise_on, values, dask=cluster)
@@ -84,11 +90,13 @@ def test_a_chunk_whose_worker_died_once_is_retried(dying_cluster, tasks_by_value
     assert (tmp_path / "marker").exists()
 
 
+@ON_THE_SHARED_CLUSTER
 def test_local_cluster_workers_get_no_malloc_trim_threshold(cluster, tasks_by_value):
     assert map_ordered(parallel_tasks.environ_value, ["MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS"],
                        dask=cluster) == [None, tasks._STARTUP_THREAD_ENV["OMP_NUM_THREADS"]]
 
 
+@ON_THE_SHARED_CLUSTER
 def test_local_cluster_workers_run_no_sampling_profiler(cluster, tasks_by_value):
     import dask
 

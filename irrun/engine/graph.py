@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import GraphError, IRError, LayerRef, UnsupportedOpError
+from ..errors import GraphError, InvalidAttributeError, IRError, LayerRef, UnsupportedOpError
 from ..ir.model import IRDocument, Layer
 from ..ir.opsets import first_listed, is_known_opset, resolve
 from ..ops import lookup
@@ -91,17 +91,21 @@ def _raise(exc: IRError):
 def build_graph(doc: IRDocument, context: Context, report: Report | None = None) -> Graph:
     file = doc.xml_path
     problem = report or _raise
+    # Problems OpenVINO's reader lets through come last, so that with _raise a refusal it shares wins.
+    lenient: list[IRError] = []
     nodes: dict[str, Node] = {}
     for layer in doc.layers:
-        if layer.id in nodes:
-            problem(GraphError(f"layer id {layer.id} is used twice (line {layer.line})", file=file,
-                               layer=layer_ref(layer), rule="layer.id"))
-            continue
+        if layer.id in nodes:  # OpenVINO keeps the last layer of an id: the edges of the id name it
+            lenient.append(GraphError(f"layer id {layer.id} is used twice (line {layer.line}); the earlier layer "
+                                      "is dropped", file=file, layer=layer_ref(layer), rule="layer.id.duplicate"))
         try:
             nodes[layer.id] = bind_layer(layer, context)
         except IRError as exc:
             problem(exc)
             nodes[layer.id] = Node(layer, layer_ref(layer), None, invalid=True)
+            continue
+        for note in getattr(nodes[layer.id].op, "spec_notes", ()):  # the checker goes on as OpenVINO reads it
+            lenient.append(InvalidAttributeError(note, file=file, layer=nodes[layer.id].ref, rule="attr.value.spec"))
 
     feeds: dict[tuple[str, int], tuple[str, int]] = {}
     for edge in doc.edges:
@@ -109,9 +113,15 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
         if source is None or target is None:
             end = "from-layer" if source is None else "to-layer"
             known = source or target
-            problem(GraphError(f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port} "
+            # OpenVINO ignores an edge into a missing layer (it feeds nothing); one from a missing layer it refuses.
+            error = GraphError(f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port} "
                                f"names a missing layer in {end}", file=file, rule="edge.ref",
-                               layer=known.ref if known else None))
+                               layer=known.ref if known else None)
+            if source is not None:
+                error.rule = "edge.ref.dangling"
+                lenient.append(error)
+            else:
+                problem(error)
             continue
         out_index = _port_index(source.layer.outputs, edge.from_port, source, "output", file, problem)
         in_index = _port_index(target.layer.inputs, edge.to_port, target, "input", file, problem)
@@ -141,6 +151,8 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
     for layer_id in order:
         if nodes[layer_id].op is None and not nodes[layer_id].invalid:
             problem(unsupported_error(nodes[layer_id], file))
+    for error in lenient:
+        problem(error)
     return Graph(doc, nodes, order, parameters, results, dead)
 
 

@@ -42,7 +42,8 @@ def read_xml(path) -> IRDocument:
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        raise ParseError(f"not well-formed XML: {exc}", file=path, rule="file.xml") from None
+        rule = "file.xml.encoding" if _well_formed_but_for_encoding(data) else "file.xml"
+        raise ParseError(f"not well-formed XML: {exc}", file=path, rule=rule) from None
     except ValueError as exc:
         raise ParseError(f"not readable as XML: {exc}", file=path, rule="file.xml") from None
     docinfo = root.getroottree().docinfo
@@ -50,6 +51,22 @@ def read_xml(path) -> IRDocument:
         raise ParseError("a DOCTYPE is not allowed in an IR file (entities are never expanded)",
                          file=path, rule="file.doctype")
     return _document(root, path)
+
+
+_ENCODING_DECLARATION = re.compile(rb"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*[\"'][^\"']*[\"']")
+
+
+def _well_formed_but_for_encoding(data: bytes) -> bool:
+    """Whether the XML is well-formed once its bytes are read as UTF-8 with invalid ones replaced and its
+    encoding declaration dropped: OpenVINO's parser (pugixml) reads such a file, as it checks neither."""
+    repaired = _ENCODING_DECLARATION.sub(rb"\1", data).decode("utf-8", errors="replace").encode()
+    if repaired == data:
+        return False
+    try:
+        etree.fromstring(repaired, _parser())
+    except (etree.XMLSyntaxError, ValueError):
+        return False
+    return True
 
 
 def _document(root, path: Path) -> IRDocument:
@@ -127,20 +144,22 @@ def _body(layer_el, name: str, path: Path, ir_version: int) -> Body:
 
 def _layer(el, path: Path, ir_version: int = 11) -> Layer:
     layer_id = _required(el, "id", path, "layer.id")
-    data = el.find("data")
-    attrs = dict(data.attrib) if data is not None else {}
+    children = {}
+    for child in el.iterchildren("data", "input", "output", *BODIES):
+        children.setdefault(child.tag, child)  # the first of each, as find() gives
+    data = children.get("data")
     known = {"id", "name", "type", "version"}
     return Layer(
         id=layer_id,
         name=el.get("name", ""),
         type=_required(el, "type", path, "layer.type"),
         opset=el.get("version", "opset1"),
-        attrs={str(k): str(v) for k, v in attrs.items()},
-        inputs=_ports(el.find("input"), path),
-        outputs=_ports(el.find("output"), path),
+        attrs={} if data is None else {str(k): str(v) for k, v in data.attrib.items()},
+        inputs=_ports(children.get("input"), path),
+        outputs=_ports(children.get("output"), path),
         extra={k: v for k, v in el.attrib.items() if k not in known},
         line=el.sourceline,
-        bodies={name: _body(el, name, path, ir_version) for name in BODIES if el.find(name) is not None},
+        bodies={name: _body(el, name, path, ir_version) for name in BODIES if name in children},
     )
 
 
@@ -157,6 +176,8 @@ def _ports(section, path: Path) -> list[Port]:
 
 def _split_names(text: str) -> list[str]:
     """Split a port's `names` on commas; `\\,` is an escaped comma inside a name."""
+    if "\\" not in text:
+        return [name for name in (part.strip() for part in text.split(",")) if name]
     names, current, chars = [], [], iter(text)
     for ch in chars:
         if ch == "\\":

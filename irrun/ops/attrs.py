@@ -2,6 +2,8 @@
 true/false/1/0 and enums case-insensitive, plain strings exact."""
 from __future__ import annotations
 
+import re
+
 from ..ir.types import ElementType, element_type
 
 REQUIRED = object()
@@ -28,11 +30,38 @@ class Attr:
         raise NotImplementedError
 
 
-def _int(text: str) -> int:
+class SpecValueError(ValueError):
+    """A value the specification forbids but OpenVINO's reader takes, as `value` (rule attr.value.spec): the
+    checker goes on with OpenVINO's reading, the runtime refuses the file."""
+
+    def __init__(self, message: str, value):
+        super().__init__(message)
+        self.value = value
+
+
+_INT_PREFIX = re.compile(r"\s*([+-]?\d+)")
+
+
+def _int(text: str, minimum=None) -> int:
+    """An integer; text after leading digits is read as OpenVINO's stream reads it (SpecValueError), except a
+    sign where OpenVINO reads an unsigned number (minimum >= 0: "-1" is refused there)."""
     try:
-        return int(text.strip())
+        value = int(text.strip())
     except ValueError:
-        raise ValueError(f"{text!r} is not an integer") from None
+        prefix = _INT_PREFIX.match(text)
+        if not prefix or (minimum is not None and minimum >= 0 and prefix.group(1).startswith("-")):
+            raise ValueError(f"{text!r} is not an integer") from None
+        value = int(prefix.group(1))
+        _check_minimum(value, minimum)
+        raise SpecValueError(f"{text!r} is not an integer (OpenVINO reads {value} and ignores the rest)",
+                             value) from None
+    _check_minimum(value, minimum)
+    return value
+
+
+def _check_minimum(value: int, minimum) -> None:
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{value} is below the minimum {minimum}")
 
 
 class Int(Attr):
@@ -43,10 +72,7 @@ class Int(Attr):
         self.min = min
 
     def parse(self, text):
-        value = _int(text)
-        if self.min is not None and value < self.min:
-            raise ValueError(f"{value} is below the minimum {self.min}")
-        return value
+        return _int(text, self.min)
 
 
 class Ints(Attr):
@@ -59,12 +85,18 @@ class Ints(Attr):
     def parse(self, text):
         if not text.strip():
             return ()
-        values = tuple(_int(part) if part.strip() else _empty_item(text) for part in text.split(","))
-        if self.min is not None:
-            for value in values:
-                if value < self.min:
-                    raise ValueError(f"{value} is below the minimum {self.min}")
-        return values
+        values, lenient = [], []
+        for part in text.split(","):
+            if not part.strip():
+                _empty_item(text)
+            try:
+                values.append(_int(part, self.min))
+            except SpecValueError as exc:
+                values.append(exc.value)
+                lenient.append(str(exc))
+        if lenient:
+            raise SpecValueError("; ".join(lenient), tuple(values))
+        return tuple(values)
 
 
 def _empty_item(text):
@@ -129,16 +161,18 @@ class Type(Attr):
 
     kind = "element type"
 
-    def __init__(self, *allowed, default=REQUIRED, aliases=()):
+    def __init__(self, *allowed, default=REQUIRED, aliases=(), openvino_checks=True):
         super().__init__(default, aliases)
         self.allowed = tuple(allowed)
+        self.openvino_checks = openvino_checks  # False: OpenVINO reads any element type here
 
     def parse(self, text) -> ElementType:
         et = element_type(text)
         if et is None:
             raise ValueError(f"{text!r} is not an element type")
         if self.allowed and et.name not in self.allowed:
-            raise ValueError(f"{text!r} is not one of {', '.join(self.allowed)}")
+            message = f"{text!r} is not one of {', '.join(self.allowed)}"
+            raise ValueError(message) if self.openvino_checks else SpecValueError(message, et)
         return et
 
 

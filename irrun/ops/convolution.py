@@ -4,7 +4,8 @@ Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, s
 else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
 groups (one input channel per group) accumulate per kernel offset instead (stride 1, and strided 2D: einsums
 over shifted copies of the input per block of channels; else per channel, or with the channels innermost for
-many channels over few positions), or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
+many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost),
+or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
 layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked).
 Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
@@ -17,7 +18,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, depthwise_gemm
+from . import conv_blocked, conv_taps, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
@@ -146,6 +147,7 @@ class _ForwardConv(_ConvBase):
         out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
+        w, begins = conv_taps.crop_to_input(w, x.shape[2:], self.strides, self.dilations, begins, out)
         result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve)
         return [_to_type(result, out_infos[0].type.storage)]
 
@@ -227,6 +229,8 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     weights (depthwise_gemm); else, one cache-sized block of channels at a time, a product into a scratch
     buffer and an in-place add per offset."""
     kernel = w.shape[3:]
+    if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)):
+        return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)
     banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
     strided_columns = use_strided_columns(kernel, strides) and not banded
     if 1 < max(strides) <= 4 and not banded and not strided_columns:

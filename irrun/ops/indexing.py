@@ -10,7 +10,7 @@ from .attrs import Int, Ints
 from .partial import known_elements
 from .registry import Op, TensorInfo, op
 from .shape_ops import contiguous, int_values, merge_dim, normalize_axis, one_dim_length, require_max_rank, scalar_axis
-from .shapes import require_rank, shape_str
+from .shapes import reject_nf4, require_rank, shape_str
 
 
 def merged_batch_dims(data, indices, count: int) -> list:
@@ -64,9 +64,11 @@ class Gather1(Op):
         return 0
 
     def geometry(self, data, indices, axis_info):
+        reject_nf4(indices, "indices", 1)
+        reject_nf4(axis_info, "axis", 2)
         if not indices.type.is_integer:
             raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=1)
-        require_max_rank(axis_info, 1, "axis", 2)
+        require_max_rank(axis_info, 1, "axis", 2, static_only=True)
         axis = scalar_axis(axis_info, data.rank, 2)
         batch_dims = self.get_batch_dims(indices.rank)
         if batch_dims is not None and indices.rank is not None:

@@ -50,7 +50,8 @@ class Constant(Op):
         count = numel(self.shape)
         needed = et.nbytes(count)
         if et.storage is None:
-            raise WeightsError(f"Const element type {et.name} is not supported", rule="const.type")
+            # OpenVINO reads such a Const (its data then has no type): it cannot be computed with.
+            raise WeightsError(f"Const element type {et.name} has no data type to compute with", rule="const.type.spec")
         if self.size < needed:
             raise WeightsError(
                 f"size {self.size} is too small for {count} elements of {et.name} ({needed} bytes)", rule="const.size")

@@ -145,7 +145,7 @@ class MaxPool1(Op):
 @op("MaxPool", 8)
 class MaxPool8(MaxPool1):
     dilations = Ints(default=None)
-    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"])
+    index_element_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"], openvino_checks=False)
     axis = Int(default=0)
     with_indices = True
 
@@ -251,7 +251,8 @@ def adaptive_windows(size_in, size_out):
 def output_size_input(info, rank, port=1):
     require_rank(info.shape, (1,), "output_size", port)
     if info.type.name not in ("i32", "i64"):
-        raise ShapeError(f"output_size must be i32 or i64, got {info.type}", rule="port.type", port=port)
+        # the spec's types; OpenVINO does not check the type (f32, boolean and u16 load)
+        raise ShapeError(f"output_size must be i32 or i64, got {info.type}", rule="port.type.spec", port=port)
     if info.shape is not None and info.shape[0] is not None and rank is not None and info.shape[0] != rank - 2:
         raise ShapeError(f"output_size has {info.shape[0]} elements, expected {rank - 2} (input rank minus 2)",
                          rule="port.dims", port=port)

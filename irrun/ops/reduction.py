@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Int, Type
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, shape_str
+from .shapes import as_index_array, reject_nf4, shape_str
 
 
 def normalize_axes(values, rank, port=1, what="axes"):
@@ -30,6 +30,7 @@ def axes_input(info, rank, port=1):
     """The constant axes (normalised, unique, sorted) or None when not known yet."""
     if info.shape is not None and len(info.shape) > 1:
         raise ShapeError(f"axes input must be a scalar or 1-D, got {shape_str(info.shape)}", rule="port.rank", port=port)
+    reject_nf4(info, "axes input", port)
     if not info.type.is_integer:
         raise ShapeError(f"axes input must hold integers, got {info.type}", rule="port.type", port=port)
     if info.value is None or rank is None:

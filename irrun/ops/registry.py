@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import InvalidAttributeError, ShapeError
 from ..ir.types import ElementType
-from .attrs import REQUIRED, Attr
+from .attrs import REQUIRED, Attr, SpecValueError
 
 Shape = tuple  # of int (static) or None (dynamic); a None shape means dynamic rank
 
@@ -55,6 +55,8 @@ class Op:
     foldable: ClassVar[bool] = True  # may be computed at load when all its inputs are constant
     # Outputs nothing reads in this run: an op may return None for them instead of computing them.
     unused_outputs: frozenset = frozenset()
+    # Attribute values the spec forbids, read as OpenVINO reads them (attr.value.spec: the runtime refuses them).
+    spec_notes: list[str] = []
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -71,7 +73,7 @@ class Op:
     @classmethod
     def bind(cls, layer, context: Context) -> tuple["Op", list[str]]:
         """Parse the layer's <data> into an op instance; returns it and the unknown attribute names."""
-        values, consumed = {}, set()
+        values, consumed, spec_notes = {}, set(), []
         for name, attr in cls.attributes.items():
             present = [n for n in attr.xml_names if n in layer.attrs]
             if not present:
@@ -83,10 +85,15 @@ class Op:
             text = layer.attrs[present[0]]
             try:
                 values[name] = attr.parse(text)
+            except SpecValueError as exc:
+                values[name] = exc.value
+                spec_notes.append(f"attribute '{present[0]}': {exc}")
             except ValueError as exc:
                 raise InvalidAttributeError(f"attribute '{present[0]}': {exc}", rule="attr.value") from None
         unknown = [name for name in layer.attrs if name not in consumed]
-        return cls(values, context, layer), unknown
+        op = cls(values, context, layer)
+        op.spec_notes = spec_notes
+        return op, unknown
 
     def check_inputs(self, count: int) -> None:
         low, high = self.num_inputs

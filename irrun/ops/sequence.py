@@ -83,6 +83,12 @@ class _RecurrentSequence(Recurrent):
         require_rank(b.shape, (2,), "B", port_w + 2)
         directions = 2 if self.direction == "bidirectional" else 1
         hidden = self.hidden_size
+        given = next((s[2] for s in (*(st.shape for st in states), r.shape) if s is not None and len(s) == 3
+                      and s[2] is not None), None)
+        if given is not None and given != hidden:
+            # OpenVINO's reader takes the inputs' hidden size; its CPU plugin then cannot compile the op.
+            raise ShapeError(f"hidden_size {hidden} differs from the inputs' hidden size {given}",
+                             rule="attr.value.spec")
         batch, steps, in_size = (None, None, None) if x.shape is None else x.shape
         expected = {
             "initial state": [(1 + k, s.shape, (batch, directions, hidden)) for k, s in enumerate(states)],

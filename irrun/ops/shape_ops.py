@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
-from .shapes import require_rank, shape_str
+from .shapes import reject_nf4, require_rank, shape_str
 
 I64 = ELEMENT_TYPES["i64"]
 
@@ -29,9 +29,11 @@ def contiguous(a: np.ndarray) -> np.ndarray:
 UNREADABLE_VALUES = {"u1", "u2", "u3", "u6", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1"}
 
 
-def int_values(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
-    """A constant integer input as an int64 array (None when not known); refuses non-integer types."""
-    if not info.type.is_integer:
+def int_values(info: TensorInfo, what: str, port: int, any_number: bool = False) -> np.ndarray | None:
+    """A constant integer input as an int64 array (None when not known); refuses non-integer types, unless
+    any_number: OpenVINO takes Squeeze's and Unsqueeze's axes of any type, cast to integers (truncated)."""
+    reject_nf4(info, what, port)
+    if not info.type.is_integer and not (any_number and info.type.storage is not None):
         raise ShapeError(f"{what} must be an integer tensor, got {info.type}", rule="port.type", port=port)
     if readable_value(info, what, port) is None:
         return None
@@ -47,10 +49,13 @@ def readable_value(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
     return info.value
 
 
-def require_max_rank(info: TensorInfo, rank: int, what: str, port: int) -> None:
+def require_max_rank(info: TensorInfo, rank: int, what: str, port: int, static_only: bool = False) -> None:
+    """static_only: OpenVINO checks the rank only of a fully static shape (Squeeze's axes, Gather's axis), so
+    for a partly dynamic one the error is of the stricter class (it still stops a run)."""
     if info.shape is not None and len(info.shape) > rank:
+        lenient = static_only and None in info.shape
         raise ShapeError(f"{what} must have rank {rank} or less, got {shape_str(info.shape)}",
-                         rule="port.rank", port=port)
+                         rule="port.rank.spec" if lenient else "port.rank", port=port)
 
 
 def normalize_axis(axis: int, rank: int, what: str = "axis", port=None) -> int:
@@ -224,8 +229,8 @@ class Squeeze1(Op):
         axes = None
         if len(inputs) == 2:
             axes_info = inputs[1]
-            require_max_rank(axes_info, 1, "axes", 1)
-            values = int_values(axes_info, "axes", 1)
+            require_max_rank(axes_info, 1, "axes", 1, static_only=True)
+            values = int_values(axes_info, "axes", 1, any_number=True)
             if shape is None:
                 return [TensorInfo(None, data.type)]
             if values is None:
@@ -273,7 +278,7 @@ class Unsqueeze1(Op):
     def infer(self, inputs):
         data, axes_info = inputs
         require_max_rank(axes_info, 1, "axes", 1)
-        values = int_values(axes_info, "axes", 1)
+        values = int_values(axes_info, "axes", 1, any_number=True)
         if values is None or data.shape is None:
             if data.shape is not None and axes_info.shape is not None and tuple(axes_info.shape) == (1,):
                 return [TensorInfo((None,) * (len(data.shape) + 1), data.type)]

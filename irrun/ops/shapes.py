@@ -92,3 +92,9 @@ def require_positive_steps(name: str, values) -> None:
     if any(v < 0 for v in values):
         raise ShapeError(f"{name} {list(values)} must be positive (OpenVINO reads a negative value as a huge "
                          f"unsigned one)", rule="attr.range.spec")
+
+
+def reject_nf4(info, what: str, port: int) -> None:
+    """nf4 is an "integral number" to OpenVINO's type checks (indices, axes, shapes): a stricter-class error."""
+    if info.type.name == "nf4":
+        raise ShapeError(f"{what} must be integers, got nf4", rule="port.type.spec", port=port)

@@ -31,6 +31,7 @@ from .rule_classes import CLASS_NAMES, STRICTER, relaxed, rule_class
 ERROR, WARNING = "error", "warning"
 # Rules reported as warnings: OpenVINO reads such files, but something is probably not as intended.
 WARNING_RULES = {"attr.unknown", "graph.dead", "layer.unimplemented", "const.size.extra", "check.internal",
+                 "target.attr.dropped",
                  *STATE_WARNINGS}
 # Constant subgraphs with outputs up to this many elements are computed while checking, as the runtime
 # does at load, so that shape arithmetic (ShapeOf -> Gather -> Reshape) is checked with real values.

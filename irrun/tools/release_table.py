@@ -74,3 +74,8 @@ ATTRIBUTE_VALUES = {
     ('AvgPool', 14, 'rounding_type', 'ceil_torch'): '2024.1',
     ('MaxPool', 14, 'rounding_type', 'ceil_torch'): '2024.1',
 }
+
+ATTRIBUTES_KEPT = {
+    ('ROIPooling', 2, 'output_roi'): '2023.3',
+    ('RandomUniform', 8, 'alignment'): '2024.3',
+}

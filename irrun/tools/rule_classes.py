@@ -46,6 +46,11 @@ RULE_CLASSES: dict[str, RuleClass] = {
     "graph.results": RuleClass(STRICTER, "OpenVINO reads a model without outputs; it computes nothing"),
     "layer.extra": RuleClass(STRICTER, "an irrun limit, not a fault of the file: OpenVINO with "
                                        "openvino-tokenizers reads it; irrun needs its optional `text` extra"),
+    "edge.ref.dangling": RuleClass(STRICTER, "OpenVINO ignores an edge into a layer that does not exist"),
+    "layer.id.duplicate": RuleClass(STRICTER, "OpenVINO keeps the last layer of an id and silently drops the "
+                                              "earlier ones"),
+    "file.xml.encoding": RuleClass(STRICTER, "OpenVINO's XML parser does not check the character encoding; "
+                                             "irrun cannot read the file"),
     "variable.assign.multiple": RuleClass(STRICTER, "OpenVINO reads the file, its CPU plugin refuses to "
                                                     "compile it"),
 }

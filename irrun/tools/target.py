@@ -14,9 +14,10 @@ from ..ir.model import IRDocument, Layer
 from ..ir.opsets import resolve
 from ..ir.types import element_type
 from ..ir.xml import read_xml
-from .check import ERROR, Diagnostic
-from .release_table import (ATTRIBUTE_VALUES, ELEMENT_TYPES_CONST, ELEMENT_TYPES_PARAMETER, OP_VERSIONS,
-                            RELEASES)
+from ..ops.registry import lookup
+from .check import ERROR, WARNING, Diagnostic
+from .release_table import (ATTRIBUTE_VALUES, ATTRIBUTES_KEPT, ELEMENT_TYPES_CONST, ELEMENT_TYPES_PARAMETER,
+                            OP_VERSIONS, RELEASES)
 
 OLDEST = RELEASES[0]
 
@@ -93,7 +94,37 @@ def target_diagnostics(path: str, target: str) -> list[Diagnostic]:
     except IRError:
         return []  # the file's own diagnostics say why
     return [Diagnostic(ERROR, f.rule, f"OpenVINO {target} cannot read {f.text()}", f.layer)
-            for f in unreadable(doc, target)]
+            for f in unreadable(doc, target)] + dropped_attributes(doc, target)
+
+
+def _is_default(op_type: str, version: int, name: str, value: str) -> bool:
+    """Whether the value is the attribute's default (what a release that drops it computes with anyway)."""
+    op = lookup(op_type, version)
+    attr = next((a for a in (op.attributes.values() if op else ()) if name in a.xml_names), None)
+    try:
+        return attr is not None and attr.parse(value) == attr.default
+    except ValueError:
+        return False
+
+
+def dropped_attributes(doc: IRDocument, target: str) -> list[Diagnostic]:
+    """A warning per attribute release `target` reads past (it loads the layer and silently drops the
+    attribute), unless the value is its default; subgraph bodies included."""
+    key = parse_target(target)
+    found = []
+    for layer in doc.layers:
+        op_type, version = resolve(layer.type, layer.opset)
+        ref = LayerRef(layer.id, layer.name, layer.type, version)
+        readable = release_key(OP_VERSIONS.get((op_type, version), OLDEST)) <= key
+        for name, value in layer.attrs.items():
+            since = ATTRIBUTES_KEPT.get((op_type, version, name))
+            if readable and since and release_key(since) > key and not _is_default(op_type, version, name, value):
+                found.append(Diagnostic(WARNING, "target.attr.dropped", f"OpenVINO {target} reads {op_type}-{version} "
+                                        f"but drops attribute {name}=\"{value}\" (first kept in release {since})",
+                                        ref))
+        for body in layer.bodies.values():
+            found += dropped_attributes(body.doc, target)
+    return found
 
 
 def oldest_release(doc: IRDocument) -> str:
