@@ -130,3 +130,13 @@ def test_reshape_refuses_a_scalar_target_shape(tmp_path):
     assert old in text
     xml.write_text(text.replace(old, old.replace('shape="1"', 'shape=""')))
     _assert_refused_by_both(xml, "port.rank")
+
+
+def test_reduce_axes_of_a_type_openvino_cannot_read(tmp_path):
+    x = opset1.parameter([2, 3, 4], np.float32)
+    xml = tmp_path / "model.xml"
+    text = _written([opset1.reduce_mean(x, opset1.constant(np.array([1], np.int64)), True)], [x], xml)
+    old = 'element_type="i64" shape="1" offset="0" size="8"'
+    assert old in text
+    xml.write_text(text.replace(old, old.replace("i64", "u3")))
+    _assert_refused_by_both(xml, "port.type")

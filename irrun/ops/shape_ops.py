@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
-from .shapes import reject_nf4, require_rank, shape_str
+from .shapes import readable_value, reject_nf4, require_rank, shape_str
 
 I64 = ELEMENT_TYPES["i64"]
 
@@ -24,11 +24,6 @@ def contiguous(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous else np.array(a, order="C")
 
 
-# Types whose constant values OpenVINO's shape inference cannot read (Constant::cast_vector): an op that reads
-# such an input's known value (a Slice start, a Reshape target) is refused, "Element not supported".
-UNREADABLE_VALUES = {"u1", "u2", "u3", "u6", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1"}
-
-
 def int_values(info: TensorInfo, what: str, port: int, any_number: bool = False) -> np.ndarray | None:
     """A constant integer input as an int64 array (None when not known); refuses non-integer types, unless
     any_number: OpenVINO takes Squeeze's and Unsqueeze's axes of any type, cast to integers (truncated)."""
@@ -38,15 +33,6 @@ def int_values(info: TensorInfo, what: str, port: int, any_number: bool = False)
     if readable_value(info, what, port) is None:
         return None
     return np.asarray(info.value).astype(np.int64)
-
-
-def readable_value(info: TensorInfo, what: str, port: int) -> np.ndarray | None:
-    """A known input value an op's shape inference reads (None when not known), refused as OpenVINO refuses
-    it when its type is one OpenVINO cannot read."""
-    if info.value is not None and info.type.name in UNREADABLE_VALUES:
-        raise ShapeError(f"OpenVINO cannot read the values of {what} of type {info.type} (Element not supported)",
-                         rule="port.type", port=port)
-    return info.value
 
 
 def require_max_rank(info: TensorInfo, rank: int, what: str, port: int, static_only: bool = False) -> None:

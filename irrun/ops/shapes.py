@@ -98,3 +98,17 @@ def reject_nf4(info, what: str, port: int) -> None:
     """nf4 is an "integral number" to OpenVINO's type checks (indices, axes, shapes): a stricter-class error."""
     if info.type.name == "nf4":
         raise ShapeError(f"{what} must be integers, got nf4", rule="port.type.spec", port=port)
+
+
+# Types whose constant values OpenVINO's shape inference cannot read (Constant::cast_vector): an op that reads
+# such an input's known value (a Slice start, a Reshape target) is refused, "Element not supported".
+UNREADABLE_VALUES = {"u1", "u2", "u3", "u6", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1"}
+
+
+def readable_value(info, what: str, port: int) -> np.ndarray | None:
+    """A known input value an op's shape inference reads (None when not known), refused as OpenVINO refuses
+    it when its type is one OpenVINO cannot read."""
+    if info.value is not None and info.type.name in UNREADABLE_VALUES:
+        raise ShapeError(f"OpenVINO cannot read the values of {what} of type {info.type} (Element not supported)",
+                         rule="port.type", port=port)
+    return info.value
