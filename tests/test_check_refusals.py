@@ -122,21 +122,20 @@ def test_range_step_of_a_type_openvino_cannot_read(element_type, refused, tmp_pa
         assert not reader_refuses(xml) and not irrun.check(xml, openvino_compatible=True).errors
 
 
-def test_reshape_refuses_a_scalar_target_shape(tmp_path):
-    x = opset1.parameter([1], np.float32)
-    xml = tmp_path / "model.xml"
-    text = _written([opset1.reshape(x, opset1.constant(np.array([1], np.int64)), False)], [x], xml)
-    old = 'element_type="i64" shape="1" offset="0" size="8"'
-    assert old in text
-    xml.write_text(text.replace(old, old.replace('shape="1"', 'shape=""')))
-    _assert_refused_by_both(xml, "port.rank")
+ONE_CONST_EDITS = {  # an op on x [1,1,1] with one Const i64 [1] (value 1), and the edit of that Const's <data>
+    "Reshape's target shape a scalar": (lambda x, c: opset1.reshape(x, c, False), 'shape="1"', 'shape=""',
+                                        "port.rank"),
+    "ReduceMean's axes u3": (lambda x, c: opset1.reduce_mean(x, c, True), "i64", "u3", "port.type"),
+}
 
 
-def test_reduce_axes_of_a_type_openvino_cannot_read(tmp_path):
-    x = opset1.parameter([2, 3, 4], np.float32)
+@pytest.mark.parametrize("edit", ONE_CONST_EDITS)
+def test_one_const_edited(edit, tmp_path):
+    make, old, new, rule = ONE_CONST_EDITS[edit]
+    x = opset1.parameter([1, 1, 1], np.float32)
     xml = tmp_path / "model.xml"
-    text = _written([opset1.reduce_mean(x, opset1.constant(np.array([1], np.int64)), True)], [x], xml)
-    old = 'element_type="i64" shape="1" offset="0" size="8"'
-    assert old in text
-    xml.write_text(text.replace(old, old.replace("i64", "u3")))
-    _assert_refused_by_both(xml, "port.type")
+    text = _written([make(x, opset1.constant(np.array([1], np.int64)))], [x], xml)
+    data = 'element_type="i64" shape="1" offset="0" size="8"'
+    assert data in text
+    xml.write_text(text.replace(data, data.replace(old, new)))
+    _assert_refused_by_both(xml, rule)
