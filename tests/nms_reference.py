@@ -1,5 +1,9 @@
 """The box-by-box greedy NMS kernels irrun used before greedy_nms: the readable reference that the vectorised
-selections are compared with (tests/test_greedy_nms.py). Kept as they were, one Python step per candidate."""
+selections are compared with (tests/test_greedy_nms.py, tests/test_soft_nms.py). Kept as they were, one Python
+step per candidate (soft_nms: one per heap pop), except that soft_nms drops a score that is not above the threshold
+(NaN: it pushed a NaN score back forever)."""
+import heapq
+
 import numpy as np
 
 from irrun.ops.detection import _iou
@@ -105,3 +109,34 @@ def detectron_nms(boxes, areas, threshold):
                 continue
         kept.append(i)
     return np.array(kept, dtype=np.int64)
+
+
+def soft_nms(corners, scores, max_out, score_threshold, scale):
+    """Soft-NMS (Gaussian decay exp(scale * iou^2)) with lazy re-scoring, as OpenVINO's CPU plugin does:
+    a candidate whose score decays is pushed back; it is selected only when its score is unchanged."""
+    heap = [(-float(scores[i]), int(i), 0) for i in np.nonzero(scores > score_threshold)[0]]
+    heapq.heapify(heap)
+    chosen, chosen_scores = [], []
+    threshold = np.float32(score_threshold)
+    while heap and len(chosen) < max_out:
+        negative, box, begin = heapq.heappop(heap)
+        original = np.float32(-negative)
+        score = original
+        if begin < len(chosen):
+            previous = np.array(chosen[begin:][::-1], dtype=np.int64)
+            ious = _iou(corners, np.full(len(previous), box), previous)
+            weights = np.exp(np.float32(scale) * ious * ious).astype(np.float32)
+            suppressed = False
+            for weight in weights:  # sequential f32 products, stopping at the threshold
+                score = np.float32(score * weight)
+                if not score > threshold:
+                    suppressed = True
+                    break
+            if suppressed:
+                continue
+        if score == original:
+            chosen.append(box)
+            chosen_scores.append(score)
+        else:
+            heapq.heappush(heap, (-float(score), box, len(chosen)))
+    return np.array(chosen, dtype=np.int64), np.array(chosen_scores, dtype=np.float32)

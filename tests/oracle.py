@@ -56,6 +56,9 @@ __all__ = [
     "evaluate_node",
     "run_cpu",
     "run_cpu_many",
+    "cpu_config",
+    "cpu_threads",
+    "cpu_reports_run_time_errors",
     "run_irrun",
     "OracleUnsupported",
     "assert_same",
@@ -316,6 +319,43 @@ def run_reference(built: Built | ov.Model, feeds: Sequence[np.ndarray] | None = 
     ]
 
 
+# The CPU plugin's thread count, pinned for every oracle: IRRUN_ORACLE_THREADS (default 2; 0 leaves the plugin its
+# own default, every core this process may use). The plugin caps it at those cores (a 1-core machine runs 1 thread).
+# Some of the plugin's results depend on it (measured with 2026.4.1, docs/semantics.md "The CPU plugin's thread
+# count"): on one thread it does not raise the errors its kernels find while inferring. Pinned, a 64-core machine
+# computes what this 2-core one does; the suite passes at IRRUN_ORACLE_THREADS=1, 2 and 0.
+ORACLE_THREADS = int(os.environ.get("IRRUN_ORACLE_THREADS") or 2)
+
+
+def cpu_config(**extra) -> dict:
+    """The CPU plugin's configuration for an oracle: f32 inference precision, ORACLE_THREADS threads, and
+    ``extra`` (e.g. KV_CACHE_PRECISION)."""
+    config = {"INFERENCE_PRECISION_HINT": "f32", **extra}
+    if ORACLE_THREADS:
+        config["INFERENCE_NUM_THREADS"] = ORACLE_THREADS
+    return config
+
+
+_CPU_THREADS: list[int] = []
+
+
+def cpu_threads() -> int:
+    """The threads the CPU plugin runs an oracle on (ORACLE_THREADS as the plugin caps it)."""
+    if not _CPU_THREADS:
+        x = opset1.parameter([1], ov.Type.f32)
+        compiled = core().compile_model(ov.Model([opset1.relu(x)], [x]), "CPU", cpu_config())
+        _CPU_THREADS.append(int(compiled.get_property("INFERENCE_NUM_THREADS")))
+    return _CPU_THREADS[0]
+
+
+def cpu_reports_run_time_errors() -> bool:
+    """Whether the CPU plugin raises the errors its kernels find while inferring (an index out of range, no box
+    left, an uninitialised variable): on two threads or more it does; on one, infer() returns as if nothing
+    happened, with outputs partly unwritten, after reading and writing past its buffers (later tests of the
+    process then crash). A test that expects such a refusal runs the plugin only where this is True."""
+    return cpu_threads() > 1
+
+
 # A capped ISA on a CPU that has more is not a CPU that has only that ISA: some of the plugin's JIT kernels then
 # fail to compile ("evex is invalid", "jit_load_emitter: have unexpected number of elements") or crash.
 _CAPPED_ISA = (f" (ONEDNN_MAX_CPU_ISA={os.environ['ONEDNN_MAX_CPU_ISA']}: the capped plugin fails where a CPU with only"
@@ -336,7 +376,7 @@ def _compile_on_cpu(model: ov.Model, i64_index_twin: bool) -> tuple[ov.CompiledM
         model.validate_nodes_and_infer_types()
         widen = {i for i, o in enumerate(original.outputs)
                  if o.get_element_type() == ov.Type.i64 and model.outputs[i].get_element_type() == ov.Type.i32}
-    return core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}), widen
+    return core().compile_model(model, "CPU", cpu_config()), widen
 
 
 def _infer_on_cpu(compiled: ov.CompiledModel, widen: set[int], feeds: Sequence[np.ndarray]) -> list[np.ndarray]:

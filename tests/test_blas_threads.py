@@ -52,14 +52,16 @@ def test_no_policy_when_the_user_chose_or_load_is_unreadable(policy, monkeypatch
     assert not blas_threads._Policy().active
 
 
-def test_runs_keep_the_thread_count_by_default(monkeypatch):
-    """Off by default: fitting to the load would make a matrix-vector product's last bit depend on it."""
-    applied = []
-    monkeypatch.setattr(blas_threads, "_apply", lambda count: applied.append(count) or True)
-    monkeypatch.setattr(blas_threads, "_busy_elsewhere", lambda: 9)
-    monkeypatch.setattr(blas_threads, "_POLICY", blas_threads._Policy())
-    blas_threads.fit_to_load()
-    assert applied == []
+def test_runs_fit_the_load_by_default(monkeypatch):
+    """On by default: results do not depend on the count (tests/test_blas_bits.py); off when nothing can set it."""
+    for settable, expected_active in ((True, True), (False, False)):
+        applied = []
+        monkeypatch.setattr(blas_threads, "_apply", lambda count: applied.append(count) or settable)
+        monkeypatch.setattr(blas_threads, "_busy_elsewhere", lambda: 9)
+        monkeypatch.setattr(blas_threads, "_POLICY", blas_threads._Policy())
+        blas_threads._POLICY.active = True
+        blas_threads.fit_to_load()
+        assert applied == [1] and blas_threads._POLICY.active == expected_active
 
 
 def test_busy_elsewhere_reads_the_machine():

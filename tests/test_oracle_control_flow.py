@@ -10,7 +10,7 @@ import numpy as np
 import openvino as ov
 import pytest
 from openvino import opset1, opset8
-from oracle import assert_same, build, run_cpu
+from oracle import assert_same, build, cpu_config, run_cpu
 
 import irrun
 from irrun.tools.check import check
@@ -180,7 +180,7 @@ def test_converted_torch_loop_and_if():
     report = check(xml)
     assert not report.errors, "\n".join(report.lines())
     loaded = irrun.load(xml)
-    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    compiled = ov.Core().compile_model(str(xml), "CPU", cpu_config())
     rng = np.random.default_rng(7)
     for case, (scale, n) in enumerate([(1.0, 3), (-20.0, 0), (-20.0, 1), (1.0, 5)]):
         feeds = [(rng.standard_normal((2, 3)) * scale).astype(np.float32), np.array(n, np.int64)]

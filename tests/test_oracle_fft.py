@@ -416,8 +416,9 @@ def test_istft_negative_length_is_refused():
     data = np.random.default_rng(161).standard_normal((2, 4, 5, 2)).astype(np.float32)
     built = build(lambda p: opset16.istft(p["x"], const(np.ones(6), np.float32), const(6), const(3), True, False,
                                           p["n"]), {"x": data, "n": np.array(-1, np.int64)})
-    with pytest.raises(RuntimeError, match="not in range"):
-        run_cpu(built)
+    if O.cpu_reports_run_time_errors():
+        with pytest.raises(RuntimeError, match="not in range"):
+            run_cpu(built)
     with pytest.raises(IRError) as error:
         irrun.load(str(built.xml)).run(built.feed_dict)
     assert error.value.rule == "attr.range"

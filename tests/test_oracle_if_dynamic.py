@@ -9,7 +9,7 @@ import numpy as np
 import openvino as ov
 import pytest
 from openvino import opset1, opset3, opset8, opset9
-from oracle import assert_same, build, run_cpu
+from oracle import assert_same, build, cpu_config, run_cpu
 
 import irrun
 from irrun.tools.check import check
@@ -66,7 +66,7 @@ def test_converted_faster_rcnn_detections():
     report = check(xml)
     assert not report.errors, "\n".join(report.lines())
     loaded = irrun.load(xml)
-    compiled = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    compiled = ov.Core().compile_model(str(xml), "CPU", cpu_config())
     rng = np.random.default_rng(11)
     for case, size in enumerate([(128, 128), (96, 160)]):
         image = rng.random((1, 3, *size)).astype(np.float32)

@@ -62,7 +62,7 @@ def cpu_convert(tensor: ov.Tensor, src: str, dst: str, count: int) -> np.ndarray
     if dst not in NP:
         node = opset1.convert(node, ov.Type.f32)
     try:
-        compiled = O.core().compile_model(ov.Model([node], [param]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        compiled = O.core().compile_model(ov.Model([node], [param]), "CPU", O.cpu_config())
     except RuntimeError:
         return None
     return np.array(compiled.create_infer_request().infer([tensor])[0], copy=True)

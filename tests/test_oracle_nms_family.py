@@ -7,7 +7,7 @@ the plugin's expf)."""
 import numpy as np
 import pytest
 from openvino import opset8, opset9
-from oracle import assert_same, build, run_cpu, run_cpu_many
+from oracle import assert_same, build, cpu_reports_run_time_errors, run_cpu, run_cpu_many
 
 import irrun
 from irrun.tools.check import check
@@ -120,11 +120,14 @@ def test_matrix_nms(seed, tmp_path):
               "scores": make_scores(rng, (batches, classes, count), False)}
     built = build(lambda p: opset8.matrix_nms(p["boxes"], p["scores"], **attrs), inputs, tmp_path)
     context = f"seed {seed}: {batches}x{classes}x{count} {attrs}"
+    got = list(irrun.load(built.xml).run(built.feed_dict).values())
+    if not got[0].size and not cpu_reports_run_time_errors():  # the plugin would not refuse (below): it runs on
+        assert got[2].tolist() == [0] * batches, context      # with garbage counts, past its buffers
+        return
     try:
         verify(built, context, score_atol=1e-6)
     except RuntimeError as exc:  # the plugin refuses to give no selection at all; irrun gives empty outputs
         assert "Total number of boxes is less or equal than 0" in str(exc), context
-        got = list(irrun.load(built.xml).run(built.feed_dict).values())
         assert got[0].shape == (0, 6) and got[2].tolist() == [0] * batches, context
 
 

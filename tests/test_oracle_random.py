@@ -172,7 +172,7 @@ def test_multinomial_bf16_probs_computes_in_f32():
         probs = round_to_bf16(probs_case(rng, 3, 8, 6, replacement, False, np.float32))
         param = opset13.parameter([3, 8], ov.Type.f32)
         node = opset13.multinomial(param, O.constant(np.int64(6)), "i64", replacement, False, 5, 9)
-        compiled = O.core().compile_model(ov.Model([node], [param]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        compiled = O.core().compile_model(ov.Model([node], [param]), "CPU", O.cpu_config())
         expected = compiled.create_infer_request().infer([probs])[0]
         op = Multinomial13({"convert_type": ELEMENT_TYPES["i64"], "with_replacement": replacement, "log_probs": False,
                             "global_seed": 5, "op_seed": 9}, Context())

@@ -262,8 +262,9 @@ def test_embedding_segments_sum_cpu(dtype):
 def _both_fail(built, ctx):
     from irrun.errors import IRError
 
-    with pytest.raises(RuntimeError):
-        run_cpu(built)
+    if O.cpu_reports_run_time_errors():  # on one thread the plugin reads past its inputs instead
+        with pytest.raises(RuntimeError):
+            run_cpu(built)
     with pytest.raises(IRError) as err:
         run_irrun(built, ctx)
     return err.value

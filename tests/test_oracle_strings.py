@@ -39,7 +39,7 @@ def run_cpu(xml, feeds):
     """CPU plugin outputs of the saved model: string outputs as object arrays of bytes (read through
     Tensor.bytes_data, a NumPy 'S' array: trailing NUL bytes are lost, so tests keep NUL out of string ends)."""
     model = O.core().read_model(xml)
-    request = O.core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    request = O.core().compile_model(model, "CPU", O.cpu_config()).create_infer_request()
     tensors = [ov.Tensor(np.array([s.decode("utf-8") for s in f.reshape(-1)] or [""], dtype=str)[:f.size]
                          .reshape(f.shape)) if f.dtype == object else ov.Tensor(np.require(f, requirements="C"))
                for f in feeds]

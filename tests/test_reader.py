@@ -9,6 +9,7 @@ from openvino import opset1, opset8
 
 import irrun
 from irbuild import IRBuilder
+from oracle import cpu_config
 from irrun.errors import InvalidAttributeError
 from irrun.ir.opsets import resolve
 
@@ -22,7 +23,7 @@ def save(model, tmp_path, name="model"):
 
 
 def cpu(path, feeds=()):
-    compiled = CORE.compile_model(CORE.read_model(str(path)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    compiled = CORE.compile_model(CORE.read_model(str(path)), "CPU", cpu_config())
     return [np.asarray(v) for v in compiled(list(feeds)).values()]
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import irrun
+from irrun.errors import IRError
 
 DATA = Path(__file__).parent / "data" / "tokenizer_ops"
 EXPECTED = json.loads((DATA / "cases.json").read_text())
@@ -76,3 +77,30 @@ def test_ragged_tensor_pack_passes_its_elements():
     (out,) = _run_single("RaggedTensorPack", [np.array([0], np.int32), np.array([2], np.int32),
                                               np.array([7, 8], np.int64)])
     assert out.tolist() == [7, 8] and out.dtype == np.int64
+
+
+def _ragged_battery():
+    """b"hello world", b"ab c", b"" as a ragged tensor of strings, one string per row."""
+    strings = [b"hello world", b"ab c", b""]
+    lengths = np.array([len(s) for s in strings], dtype=np.int32)
+    ends = np.cumsum(lengths).astype(np.int32)
+    rows = np.arange(3, dtype=np.int32)
+    return [rows, rows + 1, ends - lengths, ends, np.frombuffer(b"".join(strings), dtype=np.uint8).copy()]
+
+
+@pytest.mark.parametrize("port, values, message", [
+    (3, np.array([11, 15], np.int32), "port 3: ends have shape [2], begins (port 2) [3]"),
+    (3, np.array([11, 15, 40], np.int32), "port 3: end 40 is past the 15 elements of port 4"),
+    (1, np.array([1, 2, 5], np.int32), "port 1: end 5 is past the 3 elements of port 2"),
+    (2, np.array([-4, 11, 15], np.int32), "port 2: begin -4 is negative"),
+    (0, np.array([2, 1, 2], np.int32), "port 1: row 0 ends at 1, before its begin 2 (port 0)"),
+])
+def test_mismatched_ragged_inputs_are_one_line_naming_the_port(port, values, message):
+    model = irrun.load(DATA / "regex_split_remove" / "model.xml")
+    inputs = _ragged_battery()
+    model.run(inputs)  # the battery itself runs
+    inputs[port] = values
+    with pytest.raises(IRError) as error:
+        model.run(inputs)
+    text = str(error.value)
+    assert "\n" not in text and "(RegexSplit_95642, RegexSplit) " + message in text, text

@@ -7,7 +7,9 @@ anything else is a finding, saved under --save for a regression case.
 Seeds are every *.xml under the seed folders (SEED_DIRS by default). A seed with recorded inputs (the
 steps.npz of an LLM export) is run on them, step after step in one session (a stateful decoder's prefill,
 then a decode step reading its KV cache); a case may instead keep the model and mutate those inputs (values
-out of range, other shapes, other dtypes). Other seeds are run on random inputs.
+out of range, other shapes, other dtypes). The tokenizer corpus' IRs are run on strings, decomposed or ragged
+strings, or token ids, and mutated alike (string elements, shapes and dtypes too: fuzz_strings.py). Other seeds
+are run on random inputs.
 
     python tools/fuzz.py --cases 20000 --seed 1 --save tests/data/fuzz_regressions
 """
@@ -25,7 +27,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import irrun  # noqa: E402
+from fuzz_strings import TOKENIZER_DIRS, mutate_strings, tokenizer_feeds  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_DIRS = [
@@ -34,9 +38,7 @@ SEED_DIRS = [
                                         # decoders, MoE, seq2seq encoders and decoders (with their steps.npz)
     REPO / "tests" / "data" / "compressed",  # nncf-compressed MatMul blocks
     REPO / "tests" / "data" / "fuzz_seeds",  # string-typed IRs (tools/make_string_seeds.py)
-    # Tokenizer and detokenizer IRs (issue 20: tests/data/tokenizers, tokenizer_llm, tokenizer_ops) are not
-    # seeds yet: add their folders here once a run over them is clean (string inputs come from random_inputs,
-    # a feeds.npz beside an IR gives it recorded inputs).
+    *TOKENIZER_DIRS,  # tokenizers, detokenizers and single tokenizer ops, run on strings (fuzz_strings.py)
 ]
 FUZZ_BUDGET = 256 << 20  # bytes: small, so hostile shapes fail fast
 FEED_MUTATION_SHARE = 0.15  # of the cases of a seed with recorded inputs: keep the model, mutate its inputs
@@ -68,9 +70,12 @@ def load_seeds(directories) -> list[Seed]:
 def recorded_feeds(xml: Path) -> list:
     """The inputs recorded beside a seed: a feeds.npz (see save_feeds), or an LLM export's steps.npz
     (tests/data/llm/README.md): per scenario, the encoder's step for an encoder IR, the first two steps
-    (prefill, then a decode step) for a decoder IR."""
+    (prefill, then a decode step) for a decoder IR; strings or token ids for an IR of the tokenizer corpus."""
     if (xml.parent / "feeds.npz").exists():
         return [read_feeds(xml.parent / "feeds.npz")]
+    strings = tokenizer_feeds(xml, xml.read_bytes())
+    if strings:
+        return strings
     steps_path = xml.parent / "steps.npz"
     if not steps_path.exists() or not xml.name.startswith("openvino_"):
         return []
@@ -182,7 +187,9 @@ def mutate_feeds(steps: list, rng: random.Random) -> list:
     name = rng.choice(sorted(step))
     array = step[name]
     action = rng.randrange(3)
-    if action == 0:
+    if array.dtype == object:
+        array = mutate_strings(array, rng)
+    elif action == 0:
         odd = np.array([-1, 0, 1, 2, 255, 256, 2 ** 31 - 1, -2 ** 31, 10 ** 6], dtype=np.int64)
         values = rng.choice(list(odd) + [np.nan, np.inf] * (array.dtype.kind == "f"))
         array = array.copy()
@@ -205,6 +212,7 @@ def mutate_feeds(steps: list, rng: random.Random) -> list:
 
 
 def _mutate_attrs(attrs: str, rng: random.Random) -> str:
+    """`attrs`: a <data> element's text up to its '>' (its '/' included, kept so that the XML stays well-formed)."""
     pairs = re.findall(r'([\w-]+)="([^"]*)"', attrs)
     if not pairs:
         return attrs
@@ -221,7 +229,7 @@ def _mutate_attrs(attrs: str, rng: random.Random) -> str:
         del pairs[index]
     else:
         pairs.append((rng.choice(["foo", "axis", "dilations", "auto_pad", "rounding_type"]), rng.choice(ODD_VALUES)))
-    return " ".join(f'{k}="{v}"' for k, v in pairs) + " "
+    return " ".join(f'{k}="{v}"' for k, v in pairs) + (" /" if attrs.rstrip().endswith("/") else " ")
 
 
 def random_inputs(model, rng: np.random.Generator):
@@ -261,7 +269,8 @@ def run_case(xml_bytes: bytes, bin_bytes: bytes, directory: Path, rng: np.random
         if hasattr(irrun, "check"):
             irrun.check(xml_path)
         model = irrun.load(xml_path, max_memory=FUZZ_BUDGET)
-        names = [desc.name for desc in model.inputs]
+        names = [next((name for name in desc.names if feeds and name in feeds[0]), desc.name)
+                 for desc in model.inputs]
         if feeds and all(name in feeds[0] for name in names):
             steps = [{name: step[name] for name in names if name in step} for step in feeds]
         else:

@@ -1,24 +1,23 @@
-"""How many threads NumPy's BLAS runs matrix products on, and setting it from inside this process.
+"""How many threads matrix products run on, and setting it from inside this process.
 
 By default the BLAS (OpenBLAS in NumPy's wheels) uses one thread per core. Worker processes each doing that
 oversubscribe the cores, which costs more than the threads gain (measured: 20 ResNet-50 inputs on 2 cores took
-2.5x longer with 2 workers than with 1), so a pool gives each worker cores / workers threads (at least one)
-unless the user chose a count through the environment (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
-MKL_NUM_THREADS), which every worker then keeps.
-
+2.5x longer with 2 workers than with 1), so a pool gives each worker cores / workers threads (at least one).
 The same oversubscription hits a single process when other programs keep cores busy: the BLAS's threads wait
 for each other at every product, and a thread that lost its core holds the others up (measured: ResNet-50 at
-1.5x its one-thread time with one core busy elsewhere). With FIT_TO_LOAD, before a run (at most every
-CHECK_EVERY seconds) `fit_to_load` gives the BLAS only the cores that no other process is running on, never
-fewer than one nor more than the process's share: a quiet machine keeps every thread, a busy one falls back to
-one. It is off by default: a matrix-vector product's last bit depends on the thread count, so the same run would
-give other bits on a busy machine than on a quiet one, and irrun is a reference first.
+1.5x its one-thread time with one core busy elsewhere). So before a run (at most every CHECK_EVERY seconds)
+`fit_to_load` gives products only the cores that no other process is running on, never fewer than one nor more
+than the process's share: a quiet machine keeps every thread, a busy one falls back to one.
 
-The count is set through OpenBLAS's own openblas_set_num_threads, found in the library this process has
-loaded (NumPy's wheels; a millisecond), or else through threadpoolctl when it is installed (it knows every
-BLAS NumPy may be built with, but importing it and finding the libraries takes tens of milliseconds).
-Environment variables would not do: NumPy reads them once, when it is imported, and forked workers start
-with NumPy already imported."""
+The BLAS's own threads would make the bits depend on that count (ops/blas.py), so once irrun sets a count the
+BLAS runs on one thread and ops/blas.py's `matmul` runs blocks of each large product on that many threads, the
+blocks fixed by the shapes: the same bits on every count. The BLAS is set through OpenBLAS's own
+openblas_set_num_threads, found in the library this process has loaded (NumPy's wheels), or else through
+threadpoolctl when it is installed. Environment variables would not do: NumPy reads them once, when it is
+imported, and forked workers start with NumPy already imported.
+
+A count the user chose through the environment (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS) turns
+all this off: the BLAS keeps it in every run and every worker."""
 from __future__ import annotations
 
 import ctypes
@@ -26,14 +25,14 @@ import functools
 import os
 import time
 
+from ..ops import blas
+
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-FIT_TO_LOAD = False  # True: each run fits the BLAS's threads to the cores other processes leave free
+FIT_TO_LOAD = True  # each run fits the product threads to the cores other processes leave free
 CHECK_EVERY = 0.05  # seconds between looks at the machine's load
 _clock = time.monotonic
-_GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
-            "openblas_get_num_threads64_", "openblas_get_num_threads")
-_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-            "openblas_set_num_threads64_", "openblas_set_num_threads")
+_GETTERS, _SETTERS = blas.GETTERS, blas.SETTERS
+_openblas_function = blas.openblas_function
 
 
 def cores() -> int:
@@ -105,21 +104,33 @@ def _busy_elsewhere() -> int | None:
 
 
 def _apply(count: int) -> bool:
+    """Products on `count` threads (ops/blas.py), the BLAS itself on one; False when the BLAS cannot be set."""
+    if not _blas_on_one_thread():
+        return False
     _POLICY.current = count
+    blas.set_workers(count)
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _blas_on_one_thread() -> bool:
     setter = _openblas_function(_SETTERS)
     if setter is not None:
-        setter(ctypes.c_int(count))
+        setter(ctypes.c_int(1))
         return True
     try:
         import threadpoolctl
     except ImportError:
         return False
-    threadpoolctl.threadpool_limits(count, user_api="blas")
+    threadpoolctl.threadpool_limits(1, user_api="blas")
     return True
 
 
 def threads() -> int | None:
-    """The BLAS's thread count now (None when it cannot be read)."""
+    """The threads products run on now: irrun's (ops/blas.py) once it set the BLAS to one, else the BLAS's own
+    count (None when it cannot be read)."""
+    if _POLICY.current is not None:
+        return blas.workers()
     getter = _openblas_function(_GETTERS)
     if getter is not None:
         return int(getter())
@@ -129,25 +140,3 @@ def threads() -> int | None:
         return None
     counts = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
     return counts[0] if counts else None
-
-
-@functools.lru_cache(maxsize=None)
-def _openblas_function(names):
-    """The first of `names` exported by the OpenBLAS loaded in this process (Linux), or None."""
-    import numpy  # noqa: F401  (loads the BLAS)
-
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD if hasattr(os, "RTLD_NOLOAD") else 0)
-        except OSError:
-            continue
-        for name in names:
-            function = getattr(library, name, None)
-            if function is not None:
-                return function
-    return None

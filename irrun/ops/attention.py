@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .attrs import Bool
+from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shapes import shape_str
 
@@ -137,7 +138,7 @@ class ScaledDotProductAttention13(Op):
         with np.errstate(invalid="ignore", over="ignore"):
             for r0 in range(0, length, rows):
                 r1 = min(length, r0 + rows)
-                scores = np.matmul(q[..., r0:r1, :], k_t)
+                scores = matmul(q[..., r0:r1, :], k_t)
                 scores *= scale
                 if self.causal:
                     blocked = np.arange(source)[None, :] > np.arange(r0, r1)[:, None]
@@ -151,7 +152,7 @@ class ScaledDotProductAttention13(Op):
                 scores -= np.max(scores, axis=-1, keepdims=True)
                 np.exp(scores, out=scores)
                 scores /= np.sum(scores, axis=-1, keepdims=True)
-                out[..., r0:r1, :] = np.matmul(scores, v)
+                out[..., r0:r1, :] = matmul(scores, v)
         return out
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .attrs import Bool, Enum, Names
+from .blas import matmul
 from .registry import TensorInfo, op
 from .sequence import ACTIVATIONS, GRUSequence5, LSTMSequence5, Recurrent, RNNSequence5
 from .shapes import require_rank, shape_str
@@ -84,7 +85,7 @@ class _Cell(Recurrent):
             b = inputs[3 + n].astype(ctype)
         else:
             b = np.zeros(self.bias_gates() * self.hidden_size, ctype)
-        x_w = x.astype(ctype) @ w.T
+        x_w = matmul(x.astype(ctype), w.T)
         outputs = self.step(x_w, states, r, b, inputs[4 + n:])
         return [value.astype(dtype) for value in outputs]
 
@@ -150,7 +151,7 @@ class LSTMCell1(LSTMCell4):
             return self.cell(x_w, states, r, b)
         p = extra[0].astype(x_w.dtype)
         p_f, p_i, p_o = p[:n], p[n:2 * n], p[2 * n:]
-        gates = x_w + h @ r.T + b
+        gates = x_w + matmul(h, r.T) + b
         forget = self.act(0, gates[:, :n] + p_f * c)
         input_ = self.act(0, gates[:, n:2 * n] + p_i * c)
         candidate = self.act(1, gates[:, 2 * n:3 * n])

@@ -16,6 +16,8 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from .blas import matmul
+
 BLOCK_BYTES = 1 << 21  # a block of columns (input channels x kernel offsets x positions) at most this large
 MIN_SPAN = 32          # positions per block at least (short blocks would starve the matmul)
 
@@ -97,5 +99,5 @@ def im2col_blocked(padded, w, strides, dilations, out, result, reserve):
                                       itemsize), writeable=False)
                 np.copyto(columns[:, row:row + rows, :size].reshape(groups, in_per_group, *counts, size), windows)
                 row += rows
-            np.matmul(weights, columns[:, :, :size], out=products[:, :, p0:p0 + size])
+            matmul(weights, columns[:, :, :size], out=products[:, :, p0:p0 + size])
         view[b] = products.reshape(groups, out_per_group, out[0], *reach[1:])[crop]

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import ShapeError
 from . import conv_blocked, conv_taps, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
+from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
 
@@ -567,7 +568,7 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
     result = np.empty((n, groups, out_per_group, positions), dtype=dtype)
     if len(offsets) == 1 and tuple(padded.shape[2:]) == tuple(out):
         # a pointwise product: the input is the column matrix, one matmul per batch item and group
-        np.matmul(weights, padded.reshape(n, groups, in_per_group, positions), out=result)
+        matmul(weights, padded.reshape(n, groups, in_per_group, positions), out=result)
         return result.reshape(shape)
     if conv_blocked.worth(len(kernel), len(offsets), groups, out_per_group, ck, weights.itemsize):
         conv_blocked.im2col_blocked(padded, w, strides, dilations, out, result, reserve)
@@ -597,7 +598,7 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None):
                           *_window(offs[1:], dilations[1:], strides[1:], out[1:]))
                 cols[:, :, :, j] = padded[(bs, slice(None), *window)].reshape(nb, groups, in_per_group, *chunk_out)
             target = view[bs, :, :, r0:r0 + rows].reshape(nb, groups, out_per_group, -1)
-            np.matmul(weights, cols.reshape(nb, groups, ck, -1), out=target)
+            matmul(weights, cols.reshape(nb, groups, ck, -1), out=target)
     return result.reshape(shape)
 
 
@@ -637,7 +638,7 @@ def im2col_flat(padded, weights, dilations, out, offsets, result, reserve):
                 cols[:, :, j, :available] = flat[b, :, :, first:first + available]
                 cols[:, :, j, available:span] = 0
             chunk = products[:, :, :span]
-            np.matmul(weights, cols[..., :span].reshape(groups, ck, span), out=chunk)
+            matmul(weights, cols[..., :span].reshape(groups, ck, span), out=chunk)
             view[b, :, :, r0:r0 + rows] = chunk.reshape(groups, out_per_group, rows, *dims[1:])[crop]
 
 
@@ -784,7 +785,7 @@ def conv_transposed(x, w, strides, dilations, begins, out):
         for b0 in range(0, n, batch_per_chunk):
             bs = slice(b0, b0 + batch_per_chunk)
             xs = x[bs].reshape(-1, groups, in_per_group, positions)
-            cols = np.matmul(weights, xs).reshape(len(xs), groups, out_per_group, kprod, *spatial_in)
+            cols = matmul(weights, xs).reshape(len(xs), groups, out_per_group, kprod, *spatial_in)
             target = buffer[bs]
             for j, offs in enumerate(offsets):
                 window = tuple(slice(o * d - low, o * d - low + (dim - 1) * s + 1, s)

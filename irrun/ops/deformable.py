@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Enum, Float, Int, Str
+from .blas import matmul
 from .conversion import round_to_bf16
 from .convolution import _ConvBase, _auto_pad, _to_type, conv_forward, forward_geometry
 from .registry import Op, TensorInfo, op
@@ -117,7 +118,7 @@ class _DeformableConv(_ConvBase):
                 groups = self.deformable_group
                 samples = (samples.reshape(groups, -1, taps, positions) * item_mask[:, None]).reshape(samples.shape)
             columns = samples.astype(compute, copy=False).reshape(self.group, -1, positions)  # [G, Cg * taps, P]
-            result[item] = np.matmul(weights.reshape(self.group, filters.shape[0] // self.group, -1),
+            result[item] = matmul(weights.reshape(self.group, filters.shape[0] // self.group, -1),
                                      columns).reshape(filters.shape[0], positions)
         return [_to_type(result.reshape(n, filters.shape[0], *out), element_type.storage)]
 

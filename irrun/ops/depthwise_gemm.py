@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .blas import matmul
+
 TILE = 8                      # output columns per tile
 BLOCK_BYTES = 1 << 20         # the per-block buffers (tiles, partial sums) of a block of channels
 
@@ -66,7 +68,7 @@ def depthwise_gemm(padded, w, strides, dilations, out, view, reserve):
             cols = columns[:count]
             np.copyto(cols[:, 0].reshape(count, span, rows, tiles), tiled)
             part = partial[:count]
-            np.matmul(band[g0:g1], cols, out=part.reshape(count, out_per_group, kh * TILE, rows * tiles))
+            matmul(band[g0:g1], cols, out=part.reshape(count, out_per_group, kh * TILE, rows * tiles))
             a = acc[:count]
             last = (ho - 1) * sh + 1
             if kh == 1:

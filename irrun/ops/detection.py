@@ -1,11 +1,11 @@
 """Object-detection ops: NonMaxSuppression-1/3/4/5/9, PriorBox-1/8, PriorBoxClustered-1, RegionYolo-1,
 ReorgYolo-2.
 
-Greedy NMS selects through greedy_nms (blocks of candidates, IoUs only for overlapping pairs); Soft-NMS
-re-scores lazily and loops over the boxes it selects. Prior generators loop over prior templates, never over cells."""
+Greedy NMS selects through greedy_nms (blocks of candidates, IoUs only for overlapping pairs), Soft-NMS through
+soft_nms (a vectorised step per selected box). Prior generators loop over prior templates, never over cells."""
 from __future__ import annotations
 
-import heapq
+import functools
 import math
 
 import numpy as np
@@ -16,6 +16,7 @@ from .attrs import Bool, Enum, Float, Floats, Int, Ints, Type
 from .greedy_nms import box_bounds, greedy_nms
 from .registry import Op, TensorInfo, ValueDependentOp, op
 from .shapes import require_rank, shape_str
+from .soft_nms import soft_nms
 
 F32 = ELEMENT_TYPES["f32"]
 I64 = ELEMENT_TYPES["i64"]
@@ -74,37 +75,6 @@ def _hard_nms(corners, scores, max_out, iou_threshold, score_threshold):
     return selected, scores[selected].astype(np.float32)
 
 
-def _soft_nms(corners, scores, max_out, iou_threshold, score_threshold, scale):
-    """Soft-NMS (Gaussian decay exp(scale * iou^2)) with lazy re-scoring, as OpenVINO's CPU plugin does:
-    a candidate whose score decays is pushed back; it is selected only when its score is unchanged."""
-    heap = [(-float(scores[i]), int(i), 0) for i in np.nonzero(scores > score_threshold)[0]]
-    heapq.heapify(heap)
-    chosen, chosen_scores = [], []
-    threshold = np.float32(score_threshold)
-    while heap and len(chosen) < max_out:
-        negative, box, begin = heapq.heappop(heap)
-        original = np.float32(-negative)
-        score = original
-        if begin < len(chosen):
-            previous = np.array(chosen[begin:][::-1], dtype=np.int64)
-            ious = _iou(corners, np.full(len(previous), box), previous)
-            weights = np.exp(np.float32(scale) * ious * ious).astype(np.float32)
-            suppressed = False
-            for weight in weights:  # sequential f32 products, stopping at the threshold
-                score = np.float32(score * weight)
-                if score <= threshold:
-                    suppressed = True
-                    break
-            if suppressed:
-                continue
-        if score == original:
-            chosen.append(box)
-            chosen_scores.append(score)
-        else:
-            heapq.heappush(heap, (-float(score), box, len(chosen)))
-    return np.array(chosen, dtype=np.int64), np.array(chosen_scores, dtype=np.float32)
-
-
 def non_max_suppression(boxes, scores, max_out, iou_threshold, score_threshold, sigma, center, sort_descending):
     """All selections as (batch, class, box) rows and their f32 scores, in OpenVINO's order."""
     batches, num_boxes = boxes.shape[:2]
@@ -119,8 +89,8 @@ def non_max_suppression(boxes, scores, max_out, iou_threshold, score_threshold, 
             box_corners = tuple(c[b] for c in corners)
             for c in range(classes):
                 if sigma > 0:
-                    picked, picked_scores = _soft_nms(box_corners, all_scores[b, c], max_out, iou_threshold,
-                                                      score_threshold, scale)
+                    picked, picked_scores = soft_nms(all_scores[b, c], functools.partial(_iou, box_corners),
+                                                     max_out, score_threshold, scale)
                 else:
                     picked, picked_scores = _hard_nms(box_corners, all_scores[b, c], max_out, iou_threshold,
                                                       score_threshold)

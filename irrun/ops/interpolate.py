@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ShapeError
 from .attrs import Bool, Enum, Float, Ints
+from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shape_ops import int_values, normalize_axis, one_dim_length
 from .shapes import require_rank
@@ -185,19 +186,19 @@ def matmul_axis(y, axis, weights):
     if post == 1:  # rows [pre, in] @ weights.T: the output positions are the product's columns
         rows, right = y.reshape(pre, in_len), np.ascontiguousarray(weights.T)
         if blocks is None:
-            return np.matmul(rows, right).reshape(shape)
+            return matmul(rows, right).reshape(shape)
         r = np.empty((pre, out_len), y.dtype)
 
         def product(o0, o1, lo, hi):
-            np.matmul(rows[:, lo:hi], right[lo:hi, o0:o1], out=r[:, o0:o1])
+            matmul(rows[:, lo:hi], right[lo:hi, o0:o1], out=r[:, o0:o1])
     else:  # weights @ stack [pre, in, post]
         stack = y.reshape(pre, in_len, post)
         if blocks is None:
-            return np.matmul(weights, stack[0] if pre == 1 else stack).reshape(shape)
+            return matmul(weights, stack[0] if pre == 1 else stack).reshape(shape)
         r = np.empty((pre, out_len, post), y.dtype)
 
         def product(o0, o1, lo, hi):
-            np.matmul(weights[o0:o1, lo:hi], stack[:, lo:hi], out=r[:, o0:o1])
+            matmul(weights[o0:o1, lo:hi], stack[:, lo:hi], out=r[:, o0:o1])
     for o0, o1, lo, hi in blocks:
         if lo == hi:
             r[:, o0:o1] = 0

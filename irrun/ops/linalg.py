@@ -5,6 +5,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Bool
+from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
 from .shapes import shape_str
@@ -114,7 +115,7 @@ class GroupedMatMul17(Op):
         a, b = inputs[0], inputs[1]
         work = np.float64 if a.dtype == np.float64 else np.float32
         if a.ndim == 3:
-            return [np.matmul(a.astype(work), b.astype(work).transpose(0, 2, 1)).astype(a.dtype)]
+            return [matmul(a.astype(work), b.astype(work).transpose(0, 2, 1)).astype(a.dtype)]
         ends = inputs[2].astype(np.int64).reshape(-1)
         starts = np.concatenate([[0], ends[:-1]])
         if (starts > ends).any() or (ends > a.shape[0]).any() or (ends < 0).any():
@@ -122,5 +123,5 @@ class GroupedMatMul17(Op):
                                  rule="input.index", port=2)
         out = np.zeros(out_infos[0].shape, dtype=work)
         for g, (start, end) in enumerate(zip(starts.tolist(), ends.tolist())):  # one product per group
-            out[start:end] = a[start:end].astype(work) @ b[g].astype(work).T
+            out[start:end] = matmul(a[start:end].astype(work), b[g].astype(work).T)
         return [out.astype(a.dtype)]

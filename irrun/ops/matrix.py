@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Str
+from .blas import matmul
 from .broadcasting import broadcast_dim, numpy_shape
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
@@ -80,9 +81,9 @@ class MatMul1(Op):
             b = np.swapaxes(b, -1, -2)
         if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
             # a stack of rows times one matrix (the weights): one BLAS call for all the rows
-            result = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
+            result = matmul(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
         else:
-            result = np.matmul(a, b) if a.ndim > 1 or b.ndim > 1 else np.asarray(np.dot(a, b))
+            result = matmul(a, b)
         with np.errstate(over="ignore", invalid="ignore"):
             return [np.asarray(result).astype(dtype, copy=False).reshape(out_infos[0].shape)]
 
@@ -142,8 +143,8 @@ def contract_pair(operands, terms, out_term):
     size = lambda labels: math.prod(dims[label] for label in labels)  # noqa: E731
     a = a.transpose([ta.index(label) for label in batch + left + summed])
     b = b.transpose([tb.index(label) for label in batch + summed + right])
-    product = np.matmul(a.reshape(size(batch), size(left), size(summed)),
-                        b.reshape(size(batch), size(summed), size(right)))
+    product = matmul(a.reshape(size(batch), size(left), size(summed)),
+                     b.reshape(size(batch), size(summed), size(right)))
     order = batch + left + right
     product = product.reshape([dims[label] for label in order])
     return product.transpose([order.index(label) for label in out_term])

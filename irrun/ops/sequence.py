@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Enum, Float, Floats, Int, Names
+from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shapes import require_rank, shape_str
 
@@ -170,7 +171,7 @@ def run_pass(op_, x, states, seq_lengths, w, r, b, reverse):
     hidden = op_.hidden_size
     if reverse:
         x = _reverse_within(x, seq_lengths)
-    x_w = x @ w.T  # (batch, steps, gates * hidden): all steps at once
+    x_w = matmul(x, w.T)  # (batch, steps, gates * hidden): all steps at once
     y = np.zeros((batch, steps, hidden), dtype=x.dtype)
     finals = [np.zeros((batch, hidden), dtype=x.dtype) for _ in states]
     current = list(states)
@@ -202,7 +203,7 @@ class RNNSequence5(_RecurrentSequence):
 
     def cell(self, x_w, states, r, b):
         (h,) = states
-        return [self.act(0, x_w + h @ r.T + b)]
+        return [self.act(0, x_w + matmul(h, r.T) + b)]
 
 
 @op("GRUSequence", 5)
@@ -220,13 +221,13 @@ class GRUSequence5(_RecurrentSequence):
         (h,) = states
         n = self.hidden_size
         r_z, r_r, r_h = r[:n], r[n:2 * n], r[2 * n:3 * n]
-        h_r = h @ np.concatenate([r_z, r_r]).T
+        h_r = matmul(h, np.concatenate([r_z, r_r]).T)
         z = self.act(0, x_w[:, :n] + h_r[:, :n] + b[:n])
         reset = self.act(0, x_w[:, n:2 * n] + h_r[:, n:] + b[n:2 * n])
         if self.linear_before_reset:
-            candidate = x_w[:, 2 * n:] + reset * (h @ r_h.T + b[3 * n:4 * n]) + b[2 * n:3 * n]
+            candidate = x_w[:, 2 * n:] + reset * (matmul(h, r_h.T) + b[3 * n:4 * n]) + b[2 * n:3 * n]
         else:
-            candidate = x_w[:, 2 * n:] + (reset * h) @ r_h.T + b[2 * n:3 * n]
+            candidate = x_w[:, 2 * n:] + matmul(reset * h, r_h.T) + b[2 * n:3 * n]
         candidate = self.act(1, candidate)
         return [(1 - z) * candidate + z * h]
 
@@ -242,7 +243,7 @@ class LSTMSequence5(_RecurrentSequence):
     def cell(self, x_w, states, r, b):
         h, c = states
         n = self.hidden_size
-        gates = x_w + h @ r.T + b
+        gates = x_w + matmul(h, r.T) + b
         forget = self.act(0, gates[:, :n])
         input_ = self.act(0, gates[:, n:2 * n])
         candidate = self.act(1, gates[:, 2 * n:3 * n])

@@ -68,9 +68,36 @@ def expect_type(inputs, port: int, *names: str) -> None:
 
 
 def expect_offsets(inputs, port: int) -> None:
-    """A ragged tensor's (begins i32, ends i32) at ports port, port+1."""
+    """A ragged tensor's (begins i32, ends i32) at ports port, port+1, over the elements at port+2 (when the op
+    has that input); their values, once known, must pick elements of it (check_offsets)."""
     expect_type(inputs, port, "i32")
     expect_type(inputs, port + 1, "i32")
+    check_offsets(inputs, port)
+
+
+def check_offsets(inputs, port: int) -> None:
+    """Known (begins, ends) at ports port, port+1: the same shape, and 0 <= begin <= end <= the number of elements
+    at port+2 (bytes of a string's chars, strings of a ragged tensor of strings, elements of a ragged tensor)."""
+    begins, ends = inputs[port].value, inputs[port + 1].value
+    if begins is None or ends is None:
+        return
+    try:  # a one-row segment (a special token) may have begins of shape [] and ends of shape [1]
+        begins, ends = np.broadcast_arrays(np.asarray(begins), np.asarray(ends))
+    except ValueError:
+        raise ShapeError(f"ends have shape {list(np.shape(ends))}, begins (port {port}) {list(np.shape(begins))}:"
+                         " a ragged or string tensor needs one of each per row", rule="input.value",
+                         port=port + 1) from None
+    elements = inputs[port + 2].value if port + 2 < len(inputs) else None
+    limit = None if elements is None else np.asarray(elements).shape[0] if np.ndim(elements) else 1
+    if begins.size and begins.min() < 0:
+        raise ShapeError(f"begin {int(begins.min())} is negative", rule="input.value", port=port)
+    if begins.size and (ends < begins).any():
+        row = int(np.argmax((ends < begins).reshape(-1)))
+        raise ShapeError(f"row {row} ends at {int(ends.reshape(-1)[row])}, before its begin "
+                         f"{int(begins.reshape(-1)[row])} (port {port})", rule="input.value", port=port + 1)
+    if limit is not None and ends.size and ends.max() > limit:
+        raise ShapeError(f"end {int(ends.max())} is past the {limit} elements of port {port + 2}",
+                         rule="input.value", port=port + 1)
 
 
 def expect_strings(inputs, port: int) -> None:

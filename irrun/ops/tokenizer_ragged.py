@@ -243,7 +243,8 @@ class RaggedToRagged(TokenizerOp):
     num_inputs = (2, 2)
 
     def output_infos(self, inputs):
-        expect_offsets(inputs, 0)
+        expect_type(inputs, 0, "i32")
+        expect_type(inputs, 1, "i32")
         rows = None if inputs[1].value is None else int(np.asarray(inputs[1].value).reshape(-1)[0])
         return [TensorInfo((rows,), I32), TensorInfo((rows,), I32)]
 

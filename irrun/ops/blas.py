@@ -1,0 +1,128 @@
+"""Matrix products whose bits do not depend on how many threads compute them.
+
+OpenBLAS (NumPy's wheels) splits a product between its threads in ways that change the last bits of the result
+with the thread count (measured, tests/test_blas_bits.py): on AVX-512 kernels an f32 product summing more than 448
+terms unless their count is a multiple of 32, and matrix-vector products; on AVX2 kernels
+(OPENBLAS_CORETYPE=Haswell) most products, from K = 24 on; f64 products everywhere. So when irrun chooses the
+thread count (engine/blas_threads.py; the user set none), OpenBLAS runs on one thread and `matmul` does the
+splitting itself, in a way fixed by the shapes alone: a large product is cut into up to MAX_CHUNKS blocks of output
+columns (or rows), each one single-threaded BLAS call, and `workers` threads take the blocks in turn. One worker
+or several, quiet machine or busy, the same calls compute the same blocks, so the bits are the same; and a worker
+that loses its core only delays the blocks it holds, where BLAS threads would wait for it at every product.
+Every product in the ops goes through `matmul`.
+
+OpenBLAS's count is set through its own functions, found in the library this process has loaded (a microsecond);
+with another BLAS the engine sets it through threadpoolctl."""
+from __future__ import annotations
+
+import concurrent.futures
+import ctypes  # noqa: F401  (openblas_function's callers pass ctypes values)
+import functools
+import os
+
+import numpy as np
+
+GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
+           "openblas_get_num_threads64_", "openblas_get_num_threads")
+SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+           "openblas_set_num_threads64_", "openblas_set_num_threads")
+
+
+CHUNK_WORK = 1 << 23  # multiply-adds below which a product is one call
+MIN_CHUNK = 128  # output columns (or rows) per block at least
+MAX_CHUNKS = 4  # each block costs a call (3-8% of a product's one-thread time at most measured, 8 blocks 3-20%)
+_BLAS_TYPES = {np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)}
+
+
+class _Workers:
+    """The threads products run on (set by the engine's thread policy; until then products are not split, as
+    when the user chose the BLAS's thread count) and the pool holding the extra ones."""
+    count = 1
+    split = False
+    pool = None
+    pid = None
+
+
+def set_workers(count: int) -> None:
+    _Workers.count = max(1, int(count))
+    _Workers.split = True
+
+
+def workers() -> int:
+    return _Workers.count
+
+
+def matmul(a, b, out=None):
+    """np.matmul(a, b, out=out), split into blocks fixed by the shapes once the engine chose the thread count
+    (`out` must not overlap a or b)."""
+    blocks = _blocks(a, b) if _Workers.split else None
+    if blocks is None:
+        return np.matmul(a, b, out=out)
+    if out is None:
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        out = np.empty(shape, dtype=np.result_type(a, b))
+    axis, bounds = blocks
+    calls = []
+    for low, high in zip(bounds[:-1], bounds[1:]):
+        if axis == -1:
+            calls.append((a, b[..., low:high], out[..., low:high]))
+        else:
+            calls.append((a[..., low:high, :], b, out[..., low:high, :]))
+    _run_all(calls)
+    return out
+
+
+def _blocks(a, b):
+    """(axis, block bounds) for a product worth splitting, from the shapes alone; None: one call."""
+    if a.ndim < 2 or b.ndim < 2 or np.result_type(a, b) not in _BLAS_TYPES:
+        return None
+    rows, inner, columns = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = int(np.prod(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), dtype=np.int64))
+    if batch * rows * inner * columns < CHUNK_WORK:
+        return None
+    length, axis = (columns, -1) if columns >= rows else (rows, -2)
+    count = min(MAX_CHUNKS, length // MIN_CHUNK)
+    if count < 2:
+        return None
+    return axis, [length * i // count for i in range(count + 1)]
+
+
+def _run_all(calls):
+    """np.matmul(*call) for every (a, b, out) call, on up to `workers` threads taking them in turn."""
+    pending = iter(calls)  # next() on a list iterator is atomic: each call is taken once
+
+    def drain():
+        for a, b, out in pending:
+            np.matmul(a, b, out=out)
+    helpers = [_pool().submit(drain) for _ in range(min(_Workers.count, len(calls)) - 1)]
+    drain()
+    for helper in helpers:
+        helper.result()
+
+
+def _pool():
+    if _Workers.pool is None or _Workers.pid != os.getpid():  # a forked child has none of its parent's threads
+        _Workers.pool = concurrent.futures.ThreadPoolExecutor(max(1, (os.cpu_count() or 2) - 1),
+                                                              thread_name_prefix="irrun-matmul")
+        _Workers.pid = os.getpid()
+    return _Workers.pool
+
+
+@functools.lru_cache(maxsize=None)
+def openblas_function(names):
+    """The first of `names` exported by the OpenBLAS loaded in this process (Linux), or None."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD if hasattr(os, "RTLD_NOLOAD") else 0)
+        except OSError:
+            continue
+        for name in names:
+            function = getattr(library, name, None)
+            if function is not None:
+                return function
+    return None
