@@ -51,6 +51,7 @@ __all__ = [
     "Built",
     "build",
     "patch_layer",
+    "reader_refuses",
     "run_reference",
     "evaluate_node",
     "run_cpu",
@@ -101,6 +102,16 @@ _NP_TO_OV = {
     np.dtype(np.uint64): ov.Type.u64,
     np.dtype(np.bool_): ov.Type.boolean,
 }
+
+
+def reader_refuses(xml) -> bool:
+    """OpenVINO's verdict on an IR file as `irrun check` is measured against it: `read_model`, then
+    `validate_nodes_and_infer_types`; any exception is a refusal."""
+    try:
+        core().read_model(str(xml)).validate_nodes_and_infer_types()
+    except Exception:  # noqa: BLE001 - any refusal is the verdict
+        return True
+    return False
 
 
 def ov_type(dtype) -> ov.Type:

@@ -368,6 +368,13 @@ class TensorIterator1(_SubGraphOp):
         return count, True
 
 
+def _one_condition_value(info, what, port=None):
+    """OpenVINO's Loop refuses a condition whose value it knows unless that value has one element."""
+    if info.value is not None and np.asarray(info.value).size != 1:
+        raise ShapeError(f"{what} is a constant of {np.asarray(info.value).size} values, not one",
+                         rule="port.dims", port=port)
+
+
 @op("Loop", 5)
 class Loop5(_SubGraphOp):
     first_input = 2
@@ -387,9 +394,21 @@ class Loop5(_SubGraphOp):
         if cond.type != element_type("boolean") or (cond.shape is not None and len(cond.shape) > 1):
             raise ShapeError(f"execution condition must be a boolean scalar or 1-element tensor, got {cond.type}",
                              rule="port.type", port=1)
+        _one_condition_value(cond, "the execution condition", port=1)
+        current = self.special_inputs.get("current_iteration")
+        if current is not None and (self.body.declared(current).rank or 0) > 1:
+            raise ShapeError(f"the current_iteration body Parameter has rank {self.body.declared(current).rank}, "
+                             f"not 0 or 1", rule="port.rank")
         return super().infer(inputs)
 
     def _count(self, inputs, count, results):
+        body_cond = self.special_outputs.get("execution_condition")
+        if body_cond is not None:
+            condition = results[body_cond]
+            if (condition.rank or 0) > 1:
+                raise ShapeError(f"the body's execution condition has rank {condition.rank}, not 0 or 1",
+                                 rule="port.rank")
+            _one_condition_value(condition, "the body's execution condition")
         trip, cond = inputs[0].value, inputs[1].value
         if trip is None or cond is None:
             return None

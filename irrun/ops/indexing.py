@@ -7,6 +7,7 @@ import numpy as np
 
 from ..errors import ExecutionError, ShapeError
 from .attrs import Int, Ints
+from .partial import known_elements
 from .registry import Op, TensorInfo, op
 from .shape_ops import contiguous, int_values, merge_dim, normalize_axis, one_dim_length, require_max_rank, scalar_axis
 from .shapes import reject_nf4, require_rank, shape_str
@@ -259,6 +260,10 @@ class Slice8(Op):
                              rule="port.dims")
         if vals[2] is not None and (vals[2] == 0).any():
             raise ShapeError("step must not be zero", rule="attr.range", port=3)
+        if axes is not None and data.shape is not None:  # checked even while starts or stops are unknown
+            axes = [normalize_axis(int(a), len(data.shape), "axes", 4) for a in axes.reshape(-1).tolist()]
+            if len(set(axes)) != len(axes):
+                raise ShapeError(f"axes {axes} repeat a value", rule="attr.value", port=4)
         if data.shape is None or any(v is None for v in vals) or (len(inputs) == 5 and axes is None):
             return None
         start, stop, step = (v.reshape(-1).tolist() for v in vals)
@@ -267,10 +272,6 @@ class Slice8(Op):
             axes = list(range(len(start)))
             if len(start) > rank:
                 raise ShapeError(f"{len(start)} slices for input rank {rank}", rule="port.dims", port=1)
-        else:
-            axes = [normalize_axis(int(a), rank, "axes", 4) for a in axes.reshape(-1).tolist()]
-            if len(set(axes)) != len(axes):
-                raise ShapeError(f"axes {axes} repeat a value", rule="attr.value", port=4)
         index = [slice(None)] * rank
         for a, b, e, s in zip(axes, start, stop, step):
             index[a] = slice(b, e, s)
@@ -280,10 +281,30 @@ class Slice8(Op):
         data = inputs[0]
         index = self.plan(inputs)
         if index is None:
-            return [TensorInfo(None if data.shape is None else (None,) * len(data.shape), data.type)]
+            return [TensorInfo(self.partly_known_shape(inputs), data.type)]
         shape = tuple(d if sl == slice(None) else slice_length(d, sl.start, sl.stop, sl.step)
                       for d, sl in zip(data.shape, index))
         return [TensorInfo(shape, data.type)]
+
+    @staticmethod
+    def partly_known_shape(inputs):
+        """With some starts, stops or steps unknown, as OpenVINO: only the axes sliced change, each known
+        where its own start, stop and step are (their elements partly known: irrun/ops/partial.py)."""
+        data = inputs[0]
+        if data.shape is None:
+            return None
+        shape = [None] * len(data.shape)
+        params = [known_elements(info) for info in inputs[1:4]]
+        axes = known_elements(inputs[4]) if len(inputs) == 5 else \
+            None if params[0] is None else list(range(len(params[0])))
+        if axes is None or None in axes or any(a < -len(shape) or a >= len(shape) for a in axes):
+            return tuple(shape)
+        shape = list(data.shape)
+        for i, axis in enumerate(axes):
+            start, stop, step = (None if p is None or i >= len(p) else p[i] for p in params)
+            known = None not in (start, stop, step) and step != 0
+            shape[axis] = slice_length(shape[axis], start, stop, step) if known else None
+        return tuple(shape)
 
     def run(self, inputs, in_infos, out_infos):
         index = self.plan(in_infos)

@@ -331,6 +331,9 @@ class InterpolateBase(Op):
             values = int_values(axes_info, "axes", self.axes_port)
             if values is None:
                 return padded, None, None, None, (None,) * rank
+            if (values < 0).any():  # OpenVINO reads the axes unsigned: a negative axis is out of range
+                raise ShapeError(f"axes {values.reshape(-1).tolist()} must lie in [0, {rank - 1}]", rule="attr.range",
+                                 port=self.axes_port)
             axes = [normalize_axis(int(a), rank, "axes", self.axes_port) for a in values.reshape(-1).tolist()]
             if len(set(axes)) != len(axes):
                 raise ShapeError(f"axes {axes} repeat a value", rule="attr.value", port=self.axes_port)

@@ -99,6 +99,8 @@ class MVN6(Op):
     def infer(self, inputs):
         data, axes = inputs
         _require_float(data)
+        if axes.is_static and len(axes.shape) != 1:  # OpenVINO: a static axes shape must be 1-D, a scalar too
+            raise ShapeError(f"axes must be a 1-D tensor, got {shape_str(axes.shape)}", rule="port.rank", port=1)
         try:
             values = axes_input(axes, data.rank)
         except ShapeError as exc:

@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES, lowest
 from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, numel, require_positive_steps, require_rank
+from .shapes import as_index_array, numel, refuse_unsigned_dilations, require_positive_steps, require_rank
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 
@@ -56,8 +56,9 @@ def pooling_geometry(spatial, kernel, strides, dilations, pads_begin, pads_end, 
 
 
 def check_pool_attributes(op_, rank, shape=None):
-    if shape is not None and shape[1] == 0:  # OpenVINO's pooling shape inference refuses zero channels
-        raise ShapeError(f"input {list(shape)} has no channels", rule="port.dims", port=0)
+    if shape is not None and 0 in shape[:2]:  # OpenVINO's pooling shape inference refuses a zero batch or channels
+        raise ShapeError(f"input {list(shape)} has {'no channels' if shape[1] == 0 else 'a batch of 0'}",
+                         rule="port.dims", port=0)
     spatial = rank - 2
     for name in ("kernel", "strides", "pads_begin", "pads_end", "dilations"):
         values = getattr(op_, name, None)
@@ -71,6 +72,8 @@ def check_pool_attributes(op_, rank, shape=None):
     kernel = getattr(op_, "kernel", None) or ()
     if any(v <= 0 for v in kernel):
         raise ShapeError(f"attribute 'kernel' has a non-positive value {list(kernel)}", rule="attr.range")
+    if shape is not None:
+        refuse_unsigned_dilations(kernel, getattr(op_, "dilations", None) or (), shape[2:])
     for name in ("strides", "dilations"):
         require_positive_steps(name, getattr(op_, name, None) or ())
 

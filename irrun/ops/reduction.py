@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Int, Type
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, reject_nf4, shape_str
+from .shapes import as_index_array, readable_value, reject_nf4, shape_str
 
 
 def normalize_axes(values, rank, port=1, what="axes"):
@@ -33,7 +33,7 @@ def axes_input(info, rank, port=1):
     reject_nf4(info, "axes input", port)
     if not info.type.is_integer:
         raise ShapeError(f"axes input must hold integers, got {info.type}", rule="port.type", port=port)
-    if info.value is None or rank is None:
+    if readable_value(info, "axes input", port) is None or rank is None:
         return None
     return normalize_axes(as_index_array(info.value, "axes", port).reshape(-1), rank, port)
 

@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
-from .shapes import reject_nf4, shape_str
+from .shapes import readable_value, reject_nf4, require_rank, shape_str
 
 I64 = ELEMENT_TYPES["i64"]
 
@@ -30,7 +30,7 @@ def int_values(info: TensorInfo, what: str, port: int, any_number: bool = False)
     reject_nf4(info, what, port)
     if not info.type.is_integer and not (any_number and info.type.storage is not None):
         raise ShapeError(f"{what} must be an integer tensor, got {info.type}", rule="port.type", port=port)
-    if info.value is None:
+    if readable_value(info, what, port) is None:
         return None
     return np.asarray(info.value).astype(np.int64)
 
@@ -124,19 +124,13 @@ class Reshape1(Op):
         """OpenVINO's rules: special-zero positions drop out of both element counts; -1 is the input count
         over the output count (1 when the output count is 0, which needs a zero-sized input); the counts
         are compared only when there is no -1 and no special zero."""
-        require_max_rank(pattern_info, 1, "target shape", 1)
+        require_rank(pattern_info.shape, (1,), "target shape", 1)  # OpenVINO refuses a scalar target too
         pattern = int_values(pattern_info, "target shape", 1)
         if pattern is None and pattern_info.partial is not None and pattern_info.rank == 1:
             pattern = np.array(pattern_info.partial, dtype=object)  # partly known (irrun/ops/partial.py)
         if pattern is None:
             n = one_dim_length(pattern_info)
-            if pattern_info.rank == 0:
-                return ()
             return None if n is None else (None,) * n
-        if pattern.ndim == 0:
-            if int(pattern) != 1:
-                raise ShapeError(f"a scalar target shape must be 1, got {int(pattern)}", rule="attr.value", port=1)
-            pattern = np.zeros(0, np.int64)
         pattern = pattern.reshape(-1)
         rank = data.rank
         out, minus_one, zeros = [], None, False
@@ -298,7 +292,7 @@ class Unsqueeze1(Op):
 def _scalar_value(info, port, what):
     if info.shape is not None and len(info.shape) != 0:
         raise ShapeError(f"'{what}' must be a scalar, got {shape_str(info.shape)}", rule="port.rank", port=port)
-    if info.value is None:
+    if readable_value(info, what, port) is None:
         return None
     return np.asarray(info.value).reshape(-1)[0]
 
@@ -359,10 +353,14 @@ class Range1(Op):
         out_type = self.out_type(inputs)
         values = [_scalar_value(info, port, what) for port, (info, what) in
                   enumerate(zip(inputs, ("start", "stop", "step")))]
+        # OpenVINO checks each value it knows, the others unknown: Range(Parameter, 10, 0) is refused
+        for port, (value, what) in enumerate(zip(values, ("start", "stop", "step"))):
+            if value is not None and not math.isfinite(float(value)):
+                raise ShapeError(f"'{what}' cannot be NaN or infinite", rule="attr.range", port=port)
+        if values[2] is not None and float(values[2]) == 0:
+            raise ShapeError("'step' cannot be zero", rule="attr.range", port=2)
         if any(v is None for v in values):
             return [TensorInfo((None,), out_type)]
-        if float(values[2]) == 0:
-            raise ShapeError("'step' cannot be zero", rule="attr.range", port=2)
         values = [self.cast(v, info.type, out_type) for v, info in zip(values, inputs)]
         length = range_length(*values, out_type.is_integer, self.step_allows_zero)
         return [TensorInfo((length,), out_type)]

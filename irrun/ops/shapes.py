@@ -75,6 +75,15 @@ def as_index_array(value, what, port) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def refuse_unsigned_dilations(kernel, dilations, spatial_dims) -> None:
+    """OpenVINO reads a negative dilation as a huge unsigned one: a window of more than one element then spans
+    more than any known input dim, and OpenVINO refuses the file (a kernel of 1 still spans 1)."""
+    for axis, (k, d, dim) in enumerate(zip(kernel, dilations, spatial_dims)):
+        if d < 0 and k is not None and k > 1 and dim is not None:
+            raise ShapeError(f"dilation {d} on spatial axis {axis} (read as {d + (1 << 64)}) makes the window of "
+                             f"{k} larger than the input", rule="shape.kernel")
+
+
 def require_positive_steps(name: str, values) -> None:
     """Strides and dilations: OpenVINO refuses a 0 (attr.range) but reads a negative value as a huge unsigned
     one and accepts the file, so irrun refusing it is stricter (attr.range.spec)."""
@@ -89,3 +98,17 @@ def reject_nf4(info, what: str, port: int) -> None:
     """nf4 is an "integral number" to OpenVINO's type checks (indices, axes, shapes): a stricter-class error."""
     if info.type.name == "nf4":
         raise ShapeError(f"{what} must be integers, got nf4", rule="port.type.spec", port=port)
+
+
+# Types whose constant values OpenVINO's shape inference cannot read (Constant::cast_vector): an op that reads
+# such an input's known value (a Slice start, a Reshape target) is refused, "Element not supported".
+UNREADABLE_VALUES = {"u1", "u2", "u3", "u6", "f8e4m3", "f8e5m2", "f8e8m0", "f4e2m1"}
+
+
+def readable_value(info, what: str, port: int) -> np.ndarray | None:
+    """A known input value an op's shape inference reads (None when not known), refused as OpenVINO refuses
+    it when its type is one OpenVINO cannot read."""
+    if info.value is not None and info.type.name in UNREADABLE_VALUES:
+        raise ShapeError(f"OpenVINO cannot read the values of {what} of type {info.type} (Element not supported)",
+                         rule="port.type", port=port)
+    return info.value
