@@ -152,12 +152,20 @@ def test_glibc_is_found_on_glibc_only():
         assert libc is None
 
 
+@pytest.fixture(scope="module")
+def plain_cluster():
+    """A LocalCluster with Dask's own worker settings (its sampling profiler on)."""
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0", silence_logs=40) as plain:
+        yield plain
+
+
+@pytest.mark.xdist_group("test_parallel_chunks-plain-cluster")
 @pytest.mark.parametrize("pause", [True, False])
-def test_chunks_pause_the_workers_profiler_and_start_it_again(tasks_by_value, monkeypatch, pause):
+def test_chunks_pause_the_workers_profiler_and_start_it_again(plain_cluster, tasks_by_value, monkeypatch, pause):
     monkeypatch.setattr(parallel, "PAUSE_DASK_PROFILER", pause)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0",
-                                  silence_logs=40) as plain, distributed.Client(plain) as client:
-        assert map_ordered(parallel_tasks.profiler_running, [0, 1, 2], dask=plain.scheduler_address) == [not pause] * 3
+    with distributed.Client(plain_cluster) as client:
+        assert map_ordered(parallel_tasks.profiler_running, [0, 1, 2], dask=plain_cluster.scheduler_address) == \
+            [not pause] * 3
 
         def running_again(dask_worker):
             deadline = time.monotonic() + 5
