@@ -9,24 +9,13 @@ splitting itself, in a way fixed by the shapes alone: a large product is cut int
 columns (or rows), each one single-threaded BLAS call, and `workers` threads take the blocks in turn. One worker
 or several, quiet machine or busy, the same calls compute the same blocks, so the bits are the same; and a worker
 that loses its core only delays the blocks it holds, where BLAS threads would wait for it at every product.
-Every product in the ops goes through `matmul`.
-
-OpenBLAS's count is set through its own functions, found in the library this process has loaded (a microsecond);
-with another BLAS the engine sets it through threadpoolctl."""
+Every product in the ops goes through `matmul`."""
 from __future__ import annotations
 
 import concurrent.futures
-import ctypes  # noqa: F401  (openblas_function's callers pass ctypes values)
-import functools
 import os
 
 import numpy as np
-
-GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
-           "openblas_get_num_threads64_", "openblas_get_num_threads")
-SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-           "openblas_set_num_threads64_", "openblas_set_num_threads")
-
 
 CHUNK_WORK = 1 << 23  # multiply-adds below which a product is one call
 MIN_CHUNK = 128  # output columns (or rows) per block at least
@@ -107,22 +96,3 @@ def _pool():
         _Workers.pid = os.getpid()
     return _Workers.pool
 
-
-@functools.lru_cache(maxsize=None)
-def openblas_function(names):
-    """The first of `names` exported by the OpenBLAS loaded in this process (Linux), or None."""
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD if hasattr(os, "RTLD_NOLOAD") else 0)
-        except OSError:
-            continue
-        for name in names:
-            function = getattr(library, name, None)
-            if function is not None:
-                return function
-    return None
