@@ -29,6 +29,7 @@ Two executors are offered:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -329,23 +330,19 @@ ORACLE_THREADS = int(os.environ.get("IRRUN_ORACLE_THREADS") or 2)
 
 def cpu_config(**extra) -> dict:
     """The CPU plugin's configuration for an oracle: f32 inference precision, ORACLE_THREADS threads, and
-    ``extra`` (e.g. KV_CACHE_PRECISION)."""
+    ``extra`` (an LLM's: irrun.tools.compare.OPENVINO_F32_CONFIG)."""
     config = {"INFERENCE_PRECISION_HINT": "f32", **extra}
     if ORACLE_THREADS:
         config["INFERENCE_NUM_THREADS"] = ORACLE_THREADS
     return config
 
 
-_CPU_THREADS: list[int] = []
-
-
+@functools.lru_cache(maxsize=None)
 def cpu_threads() -> int:
     """The threads the CPU plugin runs an oracle on (ORACLE_THREADS as the plugin caps it)."""
-    if not _CPU_THREADS:
-        x = opset1.parameter([1], ov.Type.f32)
-        compiled = core().compile_model(ov.Model([opset1.relu(x)], [x]), "CPU", cpu_config())
-        _CPU_THREADS.append(int(compiled.get_property("INFERENCE_NUM_THREADS")))
-    return _CPU_THREADS[0]
+    x = opset1.parameter([1], ov.Type.f32)
+    compiled = core().compile_model(ov.Model([opset1.relu(x)], [x]), "CPU", cpu_config())
+    return int(compiled.get_property("INFERENCE_NUM_THREADS"))
 
 
 def cpu_reports_run_time_errors() -> bool:

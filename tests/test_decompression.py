@@ -24,9 +24,10 @@ import irrun
 import irrun.engine.decompression as decompression
 import oracle as O
 from irrun.errors import MemoryBudgetError
+from irrun.tools.compare import OPENVINO_F32_CONFIG
 from irrun.engine.plan import REWRITES
 
-CPU_CONFIG = O.cpu_config(KV_CACHE_PRECISION="f32", DYNAMIC_QUANTIZATION_GROUP_SIZE="0")
+CPU_CONFIG = O.cpu_config(**OPENVINO_F32_CONFIG)
 BITS = {"u8": 8, "i8": 8, "u4": 4, "i4": 4, "nf4": 4, "f4e2m1": 4, "f8e4m3": 8, "f8e5m2": 8, "u2": 2, "f8e8m0": 8}
 
 

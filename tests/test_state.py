@@ -12,9 +12,10 @@ from openvino.op.util import Variable, VariableInfo
 
 import irrun
 from irrun.errors import IRError
+from irrun.tools.compare import OPENVINO_F32_CONFIG
 from oracle import cpu_config, cpu_reports_run_time_errors
 
-CPU_CONFIG = cpu_config(KV_CACHE_PRECISION="f32", DYNAMIC_QUANTIZATION_GROUP_SIZE="0")
+CPU_CONFIG = cpu_config(**OPENVINO_F32_CONFIG)
 
 
 def variable(var_id, shape, et=ov.Type.f32) -> Variable:
