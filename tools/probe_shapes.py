@@ -1,0 +1,200 @@
+"""Differential probe of single ops' shape and type checks against OpenVINO's reader (issue 22).
+
+The shape-and-type twin of tools/probe_values.py: each probe is one op on Parameters (and constant side
+inputs), written by OpenVINO valid; each trial edits ONE Parameter's `shape` or `element_type` (a dim set to
+0/1/2/3/5/dynamic, the rank one lower or higher, the rank dynamic, another element type) and asks OpenVINO
+(`read_model` + `validate_nodes_and_infer_types`) and `irrun.check`. Printed: every trial where they disagree,
+`missed` (OpenVINO refuses, irrun reports no error of the OpenVINO class) or `stricter` (irrun refuses with a
+rule classed as OpenVINO's, OpenVINO reads the file).
+
+    python tools/probe_shapes.py                 # every probe
+    python tools/probe_shapes.py MatMul Gather   # some
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import irrun  # noqa: E402
+from irrun.tools.rule_classes import OPENVINO, rule_class  # noqa: E402
+from probe_values import openvino_refusal  # noqa: E402
+
+DIMS = ["0", "1", "2", "3", "5", "?"]
+TYPES = ["f16", "i32", "i64", "u8", "boolean"]
+PARAMETER = re.compile(r'(type="Parameter"[^>]*>\s*<data shape=")([^"]*)(" element_type=")([^"]*)(")')
+
+
+def probes():
+    """{name: build()}; build() gives (outputs, parameters)."""
+    from openvino import opset1 as o1, opset3 as o3, opset4 as o4, opset5 as o5, opset6 as o6, opset8 as o8
+    from openvino import opset9 as o9, opset11 as o11, opset12 as o12, opset13 as o13, opset14 as o14
+
+    params = []
+
+    def p(shape, dtype=np.float32):
+        params.append(o1.parameter(shape, dtype))
+        return params[-1]
+
+    def c(value, dtype=np.int64):
+        return o1.constant(np.array(value, dtype=dtype))
+
+    image = lambda: p([2, 4, 8, 8])  # noqa: E731
+    seq = lambda: p([2, 5, 6])  # noqa: E731
+    table = {
+        "Convolution": lambda: [o1.convolution(image(), p([6, 4, 3, 3]), [1, 1], [0, 0], [0, 0], [1, 1])],
+        "GroupConvolution": lambda: [o1.group_convolution(image(), p([2, 3, 2, 3, 3]), [1, 1], [0, 0], [0, 0],
+                                                          [1, 1])],
+        "ConvolutionBackpropData": lambda: [o1.convolution_backprop_data(image(), p([4, 3, 3, 3]), [2, 2])],
+        "ConvolutionBackpropData.shape": lambda: [o1.convolution_backprop_data(
+            image(), p([4, 3, 3, 3]), [2, 2], p([2], np.int64))],
+        "GroupConvolutionBackpropData": lambda: [o1.group_convolution_backprop_data(
+            image(), p([2, 2, 3, 3, 3]), [2, 2])],
+        "MaxPool": lambda: [o14.max_pool(image(), [1, 1], [1, 1], [0, 0], [0, 0], [2, 2]).output(0)],
+        "AvgPool": lambda: [o14.avg_pool(image(), [1, 1], [0, 0], [0, 0], [2, 2], True)],
+        "AdaptiveMaxPool": lambda: [o8.adaptive_max_pool(image(), p([2], np.int64)).output(0)],
+        "MatMul": lambda: [o1.matmul(seq(), p([6, 3]), False, False)],
+        "MatMul.1d": lambda: [o1.matmul(p([6]), p([2, 6, 3]), False, False)],
+        "Gather": lambda: [o8.gather(seq(), p([2, 3], np.int64), p([], np.int64), 1)],
+        "GatherElements": lambda: [o6.gather_elements(seq(), p([2, 5, 2], np.int64), 2)],
+        "GatherND": lambda: [o8.gather_nd(seq(), p([3, 2], np.int64), 0)],
+        "GatherND.batch": lambda: [o8.gather_nd(seq(), p([2, 3, 1], np.int64), 1)],
+        "Reshape": lambda: [o1.reshape(seq(), p([2], np.int64), True)],
+        "Squeeze": lambda: [o1.squeeze(p([2, 1, 6]), p([1], np.int64))],
+        "Unsqueeze": lambda: [o1.unsqueeze(seq(), p([1], np.int64))],
+        "Transpose": lambda: [o1.transpose(seq(), p([3], np.int64))],
+        "Concat": lambda: [o1.concat([seq(), p([2, 3, 6])], 1)],
+        "Split": lambda: list(o1.split(seq(), p([], np.int64), 5).outputs()),
+        "VariadicSplit": lambda: list(o1.variadic_split(seq(), p([], np.int64), p([2], np.int64)).outputs()),
+        "StridedSlice": lambda: [o1.strided_slice(seq(), p([2], np.int64), p([2], np.int64), p([2], np.int64),
+                                                  [0, 0], [0, 0])],
+        "Slice": lambda: [o8.slice(seq(), p([2], np.int64), p([2], np.int64), p([2], np.int64),
+                                   p([2], np.int64))],
+        "Broadcast": lambda: [o3.broadcast(p([5, 1]), p([3], np.int64))],
+        "Broadcast.explicit": lambda: [o3.broadcast(p([5]), c([2, 5, 3]), p([1], np.int64), "explicit")],
+        "Tile": lambda: [o1.tile(seq(), p([3], np.int64))],
+        "Interpolate11": lambda: [o11.interpolate(image(), p([2], np.int64), "nearest", "sizes",
+                                                  axes=p([2], np.int64))],
+        "Interpolate11.scales": lambda: [o11.interpolate(image(), p([2]), "linear", "scales",
+                                                         axes=p([2], np.int32))],
+        "ReduceSum": lambda: [o1.reduce_sum(seq(), p([1], np.int64), False)],
+        "TopK": lambda: [o11.topk(seq(), p([], np.int64), 1, "max", "value").output(0)],
+        "NMS9": lambda: list(o9.non_max_suppression(p([1, 6, 4]), p([1, 2, 6]), p([], np.int64),
+                                                    p([], np.float32), p([], np.float32)).outputs()),
+        "SDPA": lambda: [o13.scaled_dot_product_attention(p([2, 4, 5, 8]), p([2, 4, 7, 8]), p([2, 4, 7, 6]),
+                                                          p([5, 7]), p([], np.float32), False)],
+        "Convert": lambda: [o1.convert(seq(), "i32")],
+        "Add": lambda: [o1.add(seq(), p([5, 1]))],
+        "Select": lambda: [o1.select(p([5, 1], bool), seq(), p([6]))],
+        "Softmax": lambda: [o8.softmax(seq(), -1)],
+        "MVN6": lambda: [o6.mvn(seq(), p([1], np.int64), True, 1e-5, "inside_sqrt")],
+        "Pad": lambda: [o12.pad(seq(), p([3], np.int64), p([3], np.int64), "constant", p([], np.float32))],
+        "ScatterUpdate": lambda: [o3.scatter_update(seq(), p([2], np.int64), p([2, 2, 6]), p([], np.int64))],
+        "ScatterElementsUpdate": lambda: [o12.scatter_elements_update(seq(), p([2, 5, 2], np.int64),
+                                                                      p([2, 5, 2]), p([], np.int64))],
+        "ScatterNDUpdate": lambda: [o4.scatter_nd_update(seq(), p([3, 1], np.int64), p([3, 5, 6]))],
+        "FakeQuantize": lambda: [o1.fake_quantize(seq(), p([1, 1, 6]), p([1, 1, 6]), p([]), p([]), 256)],
+        "PRelu": lambda: [o1.prelu(image(), p([4, 1, 1]))],
+        "Clamp": lambda: [o1.clamp(seq(), 0.0, 1.0)],
+        "BatchNormInference": lambda: [o5.batch_norm_inference(image(), p([4]), p([4]), p([4]), p([4]), 1e-5)],
+        "GroupNormalization": lambda: [o12.group_normalization(image(), p([4]), p([4]), 2, 1e-5)],
+        "Einsum": lambda: [o8.einsum([seq(), p([6, 3])], "abc,cd->abd")],
+        "DepthToSpace": lambda: [o1.depth_to_space(image(), "blocks_first", 2)],
+        "ShapeOf": lambda: [o3.shape_of(seq())],
+        "Range": lambda: [o4.range(p([], np.int64), p([], np.int64), p([], np.int64), "i64")],
+        "LSTMCell": lambda: list(o4.lstm_cell(p([2, 6]), p([2, 3]), p([2, 3]), p([12, 6]), p([12, 3]), p([12]),
+                                              3).outputs()),
+        "LSTMSequence": lambda: list(o5.lstm_sequence(seq(), p([2, 1, 3]), p([2, 1, 3]), p([2], np.int32),
+                                                      p([1, 12, 6]), p([1, 12, 3]), p([1, 12]), 3,
+                                                      "forward").outputs()),
+        "GRUSequence": lambda: list(o5.gru_sequence(seq(), p([2, 1, 3]), p([2], np.int32), p([1, 9, 6]),
+                                                    p([1, 9, 3]), p([1, 9]), 3, "forward").outputs()),
+        "RNNSequence": lambda: list(o5.rnn_sequence(seq(), p([2, 1, 3]), p([2], np.int32), p([1, 3, 6]),
+                                                    p([1, 3, 3]), p([1, 3]), 3, "forward").outputs()),
+        "GRUCell": lambda: list(o3.gru_cell(p([2, 6]), p([2, 3]), p([9, 6]), p([9, 3]), p([9]), 3).outputs()),
+        "CumSum": lambda: [o3.cumsum(seq(), p([], np.int64))],
+        "OneHot": lambda: [o1.one_hot(p([3], np.int64), p([], np.int64), p([]), p([]), -1)],
+        "Bucketize": lambda: [o3.bucketize(seq(), p([4]))],
+        "ReverseSequence": lambda: [o1.reverse_sequence(seq(), p([2], np.int64), 0, 1)],
+        "NormalizeL2": lambda: [o1.normalize_l2(seq(), p([1], np.int64), 1e-5, "add")],
+        "Roll": lambda: [o8.roll(seq(), p([1], np.int64), p([1], np.int64))],
+        "Multinomial": lambda: [o13.multinomial(p([2, 5]), p([], np.int64), "i64", False, False)],
+    }
+
+    def built(make):
+        def build():
+            params.clear()
+            outputs = make()
+            return outputs, list(params)
+        return build
+    return {name: built(make) for name, make in table.items()}
+
+
+def shape_edits(shape: str) -> list[str]:
+    if shape == "...":
+        return []
+    dims = shape.split(",") if shape else []
+    edits = [",".join(dims[:i] + [d] + dims[i + 1:]) for i in range(len(dims)) for d in DIMS if d != dims[i]]
+    return edits + [",".join(dims[:-1]), ",".join(dims + ["1"]), "..."] if dims else edits + ["1", "..."]
+
+
+def trials(text: str):
+    """(description, edited text) for every single edit of one Parameter."""
+    for n, match in enumerate(PARAMETER.finditer(text)):
+        def edited(shape, element_type, match=match):
+            head, _, mid, _, tail = match.groups()
+            new = f"{head}{shape}{mid}{element_type}{tail}"
+            return text[:match.start()] + new + text[match.end():]
+        shape, element_type = match.group(2), match.group(4)
+        for new in shape_edits(shape):
+            yield f"param{n} shape {shape!r}->{new!r}", edited(new, element_type)
+        for new in TYPES:
+            if new != element_type:
+                yield f"param{n} type {element_type}->{new}", edited(shape, new)
+
+
+def probe(ov, name, build, directory: Path) -> int:
+    try:
+        outputs, parameters = build()
+    except Exception as exc:  # noqa: BLE001 - a probe OpenVINO's factories refuse is reported, not fatal
+        print(f"{name}: not built: {str(exc).splitlines()[-1][:150]}")
+        return 0
+    xml = directory / name / "model.xml"
+    xml.parent.mkdir(parents=True)
+    ov.save_model(ov.Model(outputs, parameters), str(xml), compress_to_fp16=False)
+    original = xml.read_text()
+    disagreements = 0
+    for description, text in trials(original):
+        xml.write_text(text)
+        refusal = openvino_refusal(ov, xml)
+        errors = [d for d in irrun.check(xml).errors if rule_class(d.rule).kind == OPENVINO]
+        if bool(refusal) != bool(errors):
+            disagreements += 1
+            irrun_says = "; ".join(f"{d.rule}: {d.message[:90]}" for d in errors[:2]) or "nothing"
+            print(f"{name} {description}: {'missed' if refusal else 'stricter'}: OpenVINO {refusal or 'reads it'}"
+                  f" | irrun {irrun_says}", flush=True)
+    return disagreements
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("ops", nargs="*", help="probe names (default: all)")
+    args = parser.parse_args(argv)
+    import openvino as ov
+
+    table = probes()
+    with tempfile.TemporaryDirectory() as directory:
+        total = sum(probe(ov, name, build, Path(directory))
+                    for name, build in table.items() if not args.ops or name in args.ops)
+    print(f"{total} disagreements")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
