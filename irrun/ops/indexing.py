@@ -181,6 +181,10 @@ class ScatterUpdate3(Op):
             raise ShapeError(f"updates type {updates.type} differs from data type {data.type}", rule="port.type",
                              port=2)
         axis = scalar_axis(axis_info, data.rank, 3)
+        ranks = (data.rank, indices.rank, updates.rank)
+        if None not in ranks and ranks[2] != ranks[0] + ranks[1] - 1:  # checked whether the axis is known or not
+            raise ShapeError(f"updates rank is {ranks[2]}, expected rank(indices) + rank(data) - 1 = "
+                             f"{ranks[0] + ranks[1] - 1}", rule="port.rank", port=2)
         if axis is not None and data.shape is not None and indices.shape is not None and updates.shape is not None:
             expected = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
             if len(expected) != len(updates.shape) or any(
