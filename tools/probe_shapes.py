@@ -33,7 +33,7 @@ PARAMETER = re.compile(r'(type="Parameter"[^>]*>\s*<data shape=")([^"]*)(" eleme
 
 def probes():
     """{name: build()}; build() gives (outputs, parameters)."""
-    from openvino import opset1 as o1, opset3 as o3, opset4 as o4, opset5 as o5, opset6 as o6, opset7 as o7
+    from openvino import opset1 as o1, opset2 as o2, opset3 as o3, opset4 as o4, opset5 as o5, opset6 as o6, opset7 as o7
     from openvino import opset8 as o8, opset9 as o9, opset10 as o10, opset11 as o11, opset12 as o12
     from openvino import opset13 as o13, opset14 as o14, opset15 as o15
 
@@ -139,9 +139,9 @@ def probes():
                                                     p([], np.float32), p([], np.float32), p([])).outputs()),
         "MatrixNms": lambda: list(o8.matrix_nms(p([1, 6, 4]), p([1, 2, 6])).outputs()),
         "MulticlassNms": lambda: list(o9.multiclass_nms(p([1, 6, 4]), p([1, 2, 6])).outputs()),
-        "MulticlassNms.rois": lambda: list(o9.multiclass_nms(p([2, 6, 4]), p([6, 2]), p([2], np.int32)).outputs()),
+        "MulticlassNms.rois": lambda: list(o9.multiclass_nms(p([2, 6, 4]), p([2, 6]), p([2], np.int32)).outputs()),
         "ROIAlign9": lambda: [o9.roi_align(image(), p([3, 4]), p([3], np.int64), 2, 2, 2, 1.0, "avg")],
-        "ROIPooling": lambda: [o1.roi_pooling(image(), p([3, 5]), [2, 2], 1.0)],
+        "ROIPooling": lambda: [o2.roi_pooling(image(), p([3, 5]), [2, 2], 1.0)],
         "DeformableConvolution8": lambda: [o8.deformable_convolution(image(), p([2, 18, 6, 6]), p([6, 4, 3, 3]),
                                                                      [1, 1], [0, 0], [0, 0], [1, 1])],
         "GridSample": lambda: [o9.grid_sample(image(), p([2, 5, 5, 2]), {})],
@@ -153,9 +153,9 @@ def probes():
         "MatMul.t": lambda: [o1.matmul(seq(), p([3, 6]), False, True)],
         "LogSoftmax": lambda: [o5.log_softmax(seq(), 1)],
         "NonZero": lambda: [o3.non_zero(seq(), "i64")],
-        "Unique": lambda: list(o10.unique(seq(), p([], np.int64)).outputs()),
+        "Unique": lambda: list(o10.unique(seq(), c(1)).outputs()),
         "SpaceToDepth": lambda: [o1.space_to_depth(image(), "blocks_first", 2)],
-        "ShuffleChannels": lambda: [o1.shuffle_channels(image(), 1, 2)],
+        "ShuffleChannels": lambda: [o3.shuffle_channels(image(), 1, 2)],
         "CTCGreedyDecoderSeqLen": lambda: list(o6.ctc_greedy_decoder_seq_len(seq(), p([2], np.int32),
                                                                            p([], np.int32)).outputs()),
         "CTCLoss": lambda: [o4.ctc_loss(seq(), p([2], np.int32), p([2, 5], np.int32), p([2], np.int32),
@@ -193,7 +193,7 @@ def probes():
         "Sign": lambda: [o1.sign(seq())],
         "Swish": lambda: [o4.swish(seq(), p([]))],
         "HSwish": lambda: [o4.hswish(seq())],
-        "Gelu7": lambda: [o7.gelu(seq())],
+        "Gelu7": lambda: [o7.gelu(seq(), "erf")],
         "Mish": lambda: [o4.mish(seq())],
         "SoftPlus": lambda: [o4.softplus(seq())],
         "Elu": lambda: [o1.elu(seq(), 1.0)],
@@ -207,11 +207,11 @@ def probes():
         "HardSigmoid": lambda: [o1.hard_sigmoid(seq(), p([]), p([]))],
         "Selu": lambda: [o1.selu(seq(), p([1]), p([1]))],
         "LRN": lambda: [o1.lrn(image(), p([1], np.int64))],
-        "MVN1": lambda: [o1.mvn(image(), True, True, 1e-5)],
+        "MVN1": lambda: [o2.mvn(image(), True, True, 1e-5)],
         "Proposal4": lambda: list(o4.proposal(p([1, 6, 4, 4]), p([1, 12, 4, 4]), p([3]), {
-            "base_size": 16, "pre_nms_topn": 10, "post_nms_topn": 5, "nms_thresh": 0.7, "feat_stride": 16,
-            "min_size": 1, "ratio": [1.0], "scale": [1.0, 2.0, 4.0]}).outputs()),
-        "PriorBox": lambda: [o8.prior_box(p([2], np.int64), c([32, 32]), {"min_size": [2.0], "aspect_ratio": [1.0]})],
+            "base_size": np.uint32(16), "pre_nms_topn": np.uint32(10), "post_nms_topn": np.uint32(5), "nms_thresh": 0.7, "feat_stride": np.uint32(16),
+            "min_size": np.uint32(1), "ratio": [1.0], "scale": [1.0, 2.0, 4.0]}).outputs()),
+        "PriorBox": lambda: [o8.prior_box(p([2], np.int64), c([32, 32]), {"min_size": [2.0], "aspect_ratio": [1.0], "offset": 0.5})],
         "DetectionOutput8": lambda: [o8.detection_output(p([1, 40]), p([1, 30]), p([1, 2, 40]), {
             "background_label_id": 0, "top_k": 5, "variance_encoded_in_target": False, "keep_top_k": [5],
             "code_type": "caffe.PriorBoxParameter.CORNER", "share_location": True, "nms_threshold": 0.5,
@@ -222,7 +222,7 @@ def probes():
         "SliceScatter": lambda: [o15.slice_scatter(seq(), p([2, 2, 6]), p([1], np.int64), p([1], np.int64),
                                                    p([1], np.int64), p([1], np.int64))],
         "SearchSorted": lambda: [o15.search_sorted(p([2, 5]), p([2, 3]), False)],
-        "Squeeze.noaxes": lambda: [o1.squeeze(p([2, 1, 6]))],
+        "Squeeze.noaxes": lambda: [o15.squeeze(p([2, 1, 6]))],
     }
 
     def built(make):
