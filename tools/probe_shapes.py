@@ -2,13 +2,16 @@
 
 The shape-and-type twin of tools/probe_values.py: each probe is one op on Parameters (and constant side
 inputs), written by OpenVINO valid; each trial edits ONE Parameter's `shape` or `element_type` (a dim set to
-0/1/2/3/5/dynamic, the rank one lower or higher, the rank dynamic, another element type) and asks OpenVINO
+0/1/2/3/5/dynamic, the rank one lower or higher, the rank dynamic, another element type), or with
+--attributes ONE attribute of the op (an int or a list element set to 0/-1/-2/1/2/5/100, a list one shorter
+or longer, a boolean flipped, an enum set to an unknown word), and asks OpenVINO
 (`read_model` + `validate_nodes_and_infer_types`) and `irrun.check`. Printed: every trial where they disagree,
 `missed` (OpenVINO refuses, irrun reports no error of the OpenVINO class) or `stricter` (irrun refuses with a
 rule classed as OpenVINO's, OpenVINO reads the file).
 
     python tools/probe_shapes.py                 # every probe
     python tools/probe_shapes.py MatMul Gather   # some
+    python tools/probe_shapes.py --attributes    # attribute edits instead
 """
 from __future__ import annotations
 
@@ -257,7 +260,33 @@ def trials(text: str):
                 yield f"param{n} type {element_type}->{new}", edited(shape, new)
 
 
-def probe(ov, name, build, directory: Path) -> int:
+OP_DATA = re.compile(r'(type="(?!Parameter"|Const"|Result")[^"]*" version="[^"]*">\s*<data )([^>]*?)(\s*/>)')
+INT_VALUES = ["0", "-1", "-2", "1", "2", "5", "100"]
+
+
+def attribute_values(value: str) -> list[str]:
+    """Other values of one attribute: ints and int lists varied element by element, booleans flipped."""
+    if value in ("true", "false"):
+        return ["false" if value == "true" else "true"]
+    parts = [part.strip() for part in value.split(",")] if value else []
+    if not parts or not all(re.fullmatch(r"-?\d+", part) for part in parts):
+        return ["bogus"] if re.fullmatch(r"[a-z_]+", value) else []
+    variants = [",".join(parts[:i] + [v] + parts[i + 1:]) for i in range(len(parts)) for v in INT_VALUES
+                if v != parts[i]]
+    return variants + ([",".join(parts[:-1]), ",".join(parts + [parts[-1]])] if len(parts) > 1 else [])
+
+
+def attribute_trials(text: str):
+    """(description, edited text) for every single edit of one attribute of the probed op."""
+    for match in OP_DATA.finditer(text):
+        for attr in re.finditer(r'(\w+)="([^"]*)"', match.group(2)):
+            for new in attribute_values(attr.group(2)):
+                start = match.start(2) + attr.start(2)
+                yield (f"{attr.group(1)} {attr.group(2)!r}->{new!r}",
+                       text[:start] + new + text[match.start(2) + attr.end(2):])
+
+
+def probe(ov, name, build, directory: Path, attributes: bool = False) -> int:
     try:
         outputs, parameters = build()
     except Exception as exc:  # noqa: BLE001 - a probe OpenVINO's factories refuse is reported, not fatal
@@ -268,7 +297,7 @@ def probe(ov, name, build, directory: Path) -> int:
     ov.save_model(ov.Model(outputs, parameters), str(xml), compress_to_fp16=False)
     original = xml.read_text()
     disagreements = 0
-    for description, text in trials(original):
+    for description, text in (attribute_trials if attributes else trials)(original):
         xml.write_text(text)
         refusal = openvino_refusal(ov, xml)
         errors = [d for d in irrun.check(xml).errors if rule_class(d.rule).kind == OPENVINO]
@@ -283,12 +312,14 @@ def probe(ov, name, build, directory: Path) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("ops", nargs="*", help="probe names (default: all)")
+    parser.add_argument("--attributes", action="store_true",
+                        help="edit the op's attributes (ints, int lists, booleans, enums) instead of its inputs")
     args = parser.parse_args(argv)
     import openvino as ov
 
     table = probes()
     with tempfile.TemporaryDirectory() as directory:
-        total = sum(probe(ov, name, build, Path(directory))
+        total = sum(probe(ov, name, build, Path(directory), args.attributes)
                     for name, build in table.items() if not args.ops or name in args.ops)
     print(f"{total} disagreements")
     return 0
