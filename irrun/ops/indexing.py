@@ -333,10 +333,23 @@ class StridedSlice1(Op):
     ellipsis_mask = Ints(default=())
     num_inputs = (3, 4)
 
+    MASKS = ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
+
+    def check_masks(self):
+        """OpenVINO: every mask element is 0 or 1; every non-empty mask is as long as begin_mask."""
+        masks = [tuple(getattr(self, name)) for name in self.MASKS]
+        for name, mask in zip(self.MASKS, masks):
+            if any(v not in (0, 1) for v in mask):
+                raise ShapeError(f"{name} {list(mask)} must hold only 0 and 1", rule="attr.value")
+            if mask and len(mask) != len(masks[0]):
+                raise ShapeError(f"{name} has {len(mask)} values, begin_mask {len(masks[0])}: every non-empty "
+                                 f"mask must have begin_mask's length", rule="attr.length")
+
     def plan(self, inputs):
         """The slicing as a list of items over the input axes: ('new',), ('index', axis, i),
         ('slice', axis, start, stop, step); None when not known."""
         data = inputs[0]
+        self.check_masks()
         vals = []
         for port, what in ((1, "begin"), (2, "end"), (3, "strides")):
             if port < len(inputs):
