@@ -370,8 +370,9 @@ class ROIPooling2(Op):
 
     def pooled_size(self):
         size = list(self.output_roi or self.output_size or ())
+        listed = len(size)
         for axis, value in enumerate((self.pooled_h, self.pooled_w)):
-            if value is not None:
+            if value is not None and (not listed or axis < listed):  # they overwrite a list, never extend it
                 if len(size) <= axis:
                     size += [None] * (axis + 1 - len(size))
                 size[axis] = value
