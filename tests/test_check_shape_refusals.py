@@ -10,7 +10,8 @@ import re
 import numpy as np
 import openvino as ov
 import pytest
-from openvino import opset1, opset2, opset3, opset5, opset7, opset8, opset11, opset13, opset15
+from openvino import opset1, opset2, opset3, opset5, opset7, opset8, opset11, opset13, opset15, opset16
+from openvino.utils.node_factory import NodeFactory
 
 import irrun
 from oracle import reader_refuses
@@ -97,6 +98,15 @@ CASES = {
                                     "attr.value"),
     "StridedSlice masks of two lengths": (_strided_slice, ('end_mask="0, 0, 1"', 'end_mask="0, 0"'),
                                           "attr.length"),
+    "NMSRotated iou_threshold i32": (
+        lambda: list(opset13.nms_rotated(_p([1, 6, 5]), _p([1, 2, 6]), _i64([]), _p([]), _p([])).outputs()),
+        (3, None, "i32"), "port.type"),
+    "SegmentMax num_segments u8": (
+        lambda: [opset16.segment_max(_p([4, 3]), _i64([4]), _i64([]), "zero")], (2, None, "u8"), "port.type"),
+    "ExperimentalDetectronPriorGridGenerator im_data f16": (
+        lambda: [NodeFactory("opset6").create("ExperimentalDetectronPriorGridGenerator", [
+            _p([3, 4]).output(0), _p([1, 8, 4, 4]).output(0), _p([1, 3, 32, 32]).output(0)],
+            {"flatten": True, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0})], (2, None, "f16"), "port.type"),
     "ROIPooling output_roi of one value, pooled_w given": (
         lambda: [opset2.roi_pooling(_p([2, 4, 8, 8]), _p([3, 5]), [2, 2], 1.0)],
         ('output_roi="2, 2"', 'output_roi="2"'), "attr.length"),

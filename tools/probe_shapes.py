@@ -38,7 +38,11 @@ def probes():
     """{name: build()}; build() gives (outputs, parameters)."""
     from openvino import opset1 as o1, opset2 as o2, opset3 as o3, opset4 as o4, opset5 as o5, opset6 as o6, opset7 as o7
     from openvino import opset8 as o8, opset9 as o9, opset10 as o10, opset11 as o11, opset12 as o12
-    from openvino import opset13 as o13, opset14 as o14, opset15 as o15
+    from openvino import opset13 as o13, opset14 as o14, opset15 as o15, opset16 as o16
+    from openvino.utils.node_factory import NodeFactory
+
+    def factory(opset, type_name, inputs, attrs):
+        return NodeFactory(opset).create(type_name, [node.output(0) for node in inputs], attrs)
 
     params = []
 
@@ -226,6 +230,63 @@ def probes():
                                                    p([1], np.int64), p([1], np.int64))],
         "SearchSorted": lambda: [o15.search_sorted(p([2, 5]), p([2, 3]), False)],
         "Squeeze.noaxes": lambda: [o15.squeeze(p([2, 1, 6]))],
+        "AdaptiveAvgPool": lambda: [o8.adaptive_avg_pool(image(), p([2], np.int64))],
+        "BinaryConvolution": lambda: [o1.binary_convolution(image(), p([6, 4, 3, 3], bool), [1, 1], [0, 0], [0, 0],
+                                                            [1, 1], "xnor-popcount", 0.0)],
+        "CTCGreedyDecoder": lambda: [o1.ctc_greedy_decoder(p([5, 2, 6]), p([5, 2]))],
+        "ConvertPromoteTypes": lambda: list(o14.convert_promote_types(seq(), p([6], np.int32)).outputs()),
+        "DeformablePSROIPooling": lambda: [o1.deformable_psroi_pooling(p([2, 8, 8, 8]), p([3, 5]), 2, 1.0, 2,
+                                                                       "bilinear_deformable", 1, 1, 0.0, 1)],
+        "EmbeddingSegmentsSum": lambda: [o3.embedding_segments_sum(p([10, 4]), p([3], np.int64),
+                                                                   p([3], np.int64), p([], np.int64))],
+        "EmbeddingBagOffsets15": lambda: [o15.embedding_bag_offsets(p([10, 4]), p([5], np.int64),
+                                                                    p([3], np.int64), p([], np.int64), p([5]))],
+        "EmbeddingBagPacked15": lambda: [o15.embedding_bag_packed(p([10, 4]), p([3, 2], np.int64), p([3, 2]))],
+        "GRN": lambda: [o1.grn(image(), 1e-5)],
+        "GenerateProposals": lambda: list(o9.generate_proposals(p([1, 3]), p([4, 4, 3, 4]), p([1, 12, 4, 4]),
+                                                                p([1, 3, 4, 4]), 0.0, 0.7, 10, 5).outputs()),
+        "I420toRGB": lambda: [o8.i420_to_rgb(p([1, 6, 4, 1]))],
+        "NV12toRGB": lambda: [o8.nv12_to_rgb(p([1, 6, 4, 1]))],
+        "IDFT": lambda: [o7.idft(p([2, 8, 8, 2]), p([2], np.int64))],
+        "Identity": lambda: [o16.identity(seq())],
+        "Inverse": lambda: [o14.inverse(p([2, 3, 3]))],
+        "IsFinite": lambda: [o10.is_finite(seq())],
+        "NMSRotated": lambda: list(o13.nms_rotated(p([1, 6, 5]), p([1, 2, 6]), p([], np.int64), p([]),
+                                                    p([])).outputs()),
+        "PSROIPooling": lambda: [o1.psroi_pooling(p([2, 8, 8, 8]), p([3, 5]), 2, 2, 1.0, 1, 1, "average")],
+        "RNNCell": lambda: list(o3.rnn_cell(p([2, 6]), p([2, 3]), p([3, 6]), p([3, 3]), p([3]), 3).outputs()),
+        "ROIAlignRotated": lambda: [o15.roi_align_rotated(image(), p([3, 5]), p([3], np.int64), 2, 2, 2, 1.0,
+                                                          True)],
+        "RegionYolo": lambda: [o1.region_yolo(p([1, 125, 4, 4]), 4, 20, 5, True, [0], 1, 3)],
+        "ReorgYolo": lambda: [o2.reorg_yolo(image(), [2])],
+        "SegmentMax": lambda: [o16.segment_max(p([4, 3]), p([4], np.int64), p([], np.int64), "zero")],
+        "SparseFillEmptyRows": lambda: list(o16.sparse_fill_empty_rows(p([3]), p([2], np.int64), p([3, 2], np.int64),
+                                                                       p([])).outputs()),
+        "BitwiseNot": lambda: [o13.bitwise_not(p([2, 5], np.int32))],
+        "BitwiseLeftShift": lambda: [o15.bitwise_left_shift(p([2, 5], np.int32), p([5], np.int32))],
+        "Divide": lambda: [o1.divide(seq(), p([6]))],
+        "FloorMod": lambda: [o1.floor_mod(seq(), p([6]))],
+        "Greater": lambda: [o1.greater(seq(), p([6]))],
+        "LogicalOr": lambda: [o1.logical_or(p([2, 5], bool), p([5], bool))],
+        "Round": lambda: [o5.round(seq(), "half_to_even")],
+        "ReduceProd": lambda: [o1.reduce_prod(seq(), p([1], np.int64), False)],
+        "ReduceLogicalOr": lambda: [o1.reduce_logical_or(p([2, 5], bool), p([1], np.int64), False)],
+        "HSigmoid": lambda: [o5.hsigmoid(seq())],
+        "SoftSign": lambda: [o9.softsign(seq())],
+        "Tan": lambda: [o1.tan(seq())],
+        "Log": lambda: [o1.log(seq())],
+        "ISTFT": lambda: [o16.istft(p([2, 9, 4, 2]), p([16]), p([], np.int64), p([], np.int64), False, False)],
+        "PriorBoxClustered": lambda: [o1.prior_box_clustered(p([2], np.int64), c([32, 32]), {
+            "width": [1.0], "height": [1.0], "clip": True, "step_widths": 0.0, "step_heights": 0.0, "offset": 0.5,
+            "variance": [0.1]})],
+        "ExperimentalDetectronTopKROIs": lambda: [factory("opset6", "ExperimentalDetectronTopKROIs",
+                                                          [p([6, 4]), p([6])], {"max_rois": 2})],
+        "ExperimentalDetectronPriorGridGenerator": lambda: [factory(
+            "opset6", "ExperimentalDetectronPriorGridGenerator", [p([3, 4]), p([1, 8, 4, 4]), p([1, 3, 32, 32])],
+            {"flatten": True, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0})],
+        "ExperimentalDetectronROIFeatureExtractor": lambda: list(factory(
+            "opset6", "ExperimentalDetectronROIFeatureExtractor", [p([3, 4]), p([1, 4, 8, 8])],
+            {"output_size": 2, "sampling_ratio": 2, "pyramid_scales": [4], "aligned": False}).outputs()),
     }
 
     def built(make):
