@@ -10,7 +10,7 @@ import re
 import numpy as np
 import openvino as ov
 import pytest
-from openvino import opset1, opset2, opset3, opset5, opset7, opset8, opset11, opset13, opset15, opset16
+from openvino import opset1, opset2, opset3, opset5, opset7, opset8, opset9, opset11, opset13, opset15, opset16
 from openvino.utils.node_factory import NodeFactory
 
 import irrun
@@ -107,6 +107,10 @@ CASES = {
         lambda: [NodeFactory("opset6").create("ExperimentalDetectronPriorGridGenerator", [
             _p([3, 4]).output(0), _p([1, 8, 4, 4]).output(0), _p([1, 3, 32, 32]).output(0)],
             {"flatten": True, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0})], (2, None, "f16"), "port.type"),
+    "GenerateProposals pre_nms_count 0": (
+        lambda: list(opset9.generate_proposals(_p([1, 3]), _p([4, 4, 3, 4]), _p([1, 12, 4, 4]), _p([1, 3, 4, 4]),
+                                               0.0, 0.7, 10, 5).outputs()),
+        ('pre_nms_count="10"', 'pre_nms_count="0"'), "attr.value"),
     "ROIPooling output_roi of one value, pooled_w given": (
         lambda: [opset2.roi_pooling(_p([2, 4, 8, 8]), _p([3, 5]), [2, 2], 1.0)],
         ('output_roi="2, 2"', 'output_roi="2"'), "attr.length"),
