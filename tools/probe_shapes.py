@@ -34,8 +34,8 @@ TYPES = ["f16", "i32", "i64", "u8", "boolean"]
 PARAMETER = re.compile(r'(type="Parameter"[^>]*>\s*<data shape=")([^"]*)(" element_type=")([^"]*)(")')
 
 
-def probes():
-    """{name: build()}; build() gives (outputs, parameters)."""
+def probes(ov):
+    """{name: build()}; build() gives (outputs or a whole model, parameters)."""
     from openvino import opset1 as o1, opset2 as o2, opset3 as o3, opset4 as o4, opset5 as o5, opset6 as o6, opset7 as o7
     from openvino import opset8 as o8, opset9 as o9, opset10 as o10, opset11 as o11, opset12 as o12
     from openvino import opset13 as o13, opset14 as o14, opset15 as o15, opset16 as o16
@@ -289,6 +289,53 @@ def probes():
             {"output_size": 2, "sampling_ratio": 2, "pyramid_scales": [4], "aligned": False}).outputs()),
     }
 
+    def if_op():
+        shape = [2, 3]
+        tx, ty, ex = (o1.parameter(shape, np.float32) for _ in range(3))
+        then = ov.Model([o1.result(o1.add(tx, ty))], [tx, ty], "then")
+        other = ov.Model([o1.result(o1.negative(ex))], [ex], "else")
+        node = o8.if_op(p([], bool))
+        node.set_then_body(then)
+        node.set_else_body(other)
+        x, y = p(shape), p(shape)
+        node.set_input(x.output(0), tx, ex)
+        node.set_input(y.output(0), ty, None)
+        return [node.set_output(then.get_results()[0], other.get_results()[0])]
+
+    def loop():
+        it, ai, bi = o1.parameter([], np.int64), o1.parameter([3], np.float32), o1.parameter([3], np.float32)
+        ao = o1.add(ai, bi)
+        body = ov.Model([o1.result(ao), o1.result(c(True, bool)), o1.result(o1.unsqueeze(ao, c([0])))],
+                        [it, ai, bi], "body")
+        node = o8.loop(p([], np.int64), p([], bool))
+        node.set_function(body)
+        node.set_special_body_ports([0, 1])
+        node.set_merged_input(ai, p([3]).output(0), ao.output(0))
+        node.set_invariant_input(bi, p([3]).output(0))
+        return [node.get_iter_value(ao.output(0), -1),
+                node.get_concatenated_slices(body.get_results()[2].output(0), 0, 1, 1, -1, 0)]
+
+    def tensor_iterator():
+        xi, hi = o1.parameter([2, 1, 4], np.float32), o1.parameter([2, 4], np.float32)
+        ho = o1.add(o1.squeeze(xi, c([1])), hi)
+        body = ov.Model([o1.result(ho), o1.result(o1.unsqueeze(ho, c([1])))], [xi, hi], "body")
+        node = o8.tensor_iterator()
+        node.set_body(body)
+        node.set_sliced_input(xi, p([2, 5, 4]).output(0), 0, 1, 1, -1, 1)
+        node.set_merged_input(hi, p([2, 4]).output(0), ho.output(0))
+        return [node.get_iter_value(ho.output(0), -1),
+                node.get_concatenated_slices(body.get_results()[1].output(0), 0, 1, 1, -1, 1)]
+
+    def state():
+        from openvino.op.util import Variable, VariableInfo
+        info = VariableInfo()
+        info.variable_id, info.data_shape, info.data_type = "v", ov.PartialShape([2, 3]), ov.Type.f32
+        variable = Variable(info)
+        total = o1.add(ov.op.read_value(p([2, 3]), variable), p([2, 3]))
+        return ov.Model([o1.result(total)], [ov.op.assign(total, variable)], list(params), "state")
+
+    table.update({"If": if_op, "Loop": loop, "TensorIterator": tensor_iterator, "ReadValue/Assign": state})
+
     def built(make):
         def build():
             params.clear()
@@ -355,7 +402,8 @@ def probe(ov, name, build, directory: Path, attributes: bool = False) -> int:
         return 0
     xml = directory / name / "model.xml"
     xml.parent.mkdir(parents=True)
-    ov.save_model(ov.Model(outputs, parameters), str(xml), compress_to_fp16=False)
+    model = outputs if isinstance(outputs, ov.Model) else ov.Model(outputs, parameters)
+    ov.save_model(model, str(xml), compress_to_fp16=False)
     original = xml.read_text()
     disagreements = 0
     for description, text in (attribute_trials if attributes else trials)(original):
@@ -378,7 +426,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     import openvino as ov
 
-    table = probes()
+    table = probes(ov)
     with tempfile.TemporaryDirectory() as directory:
         total = sum(probe(ov, name, build, Path(directory), args.attributes)
                     for name, build in table.items() if not args.ops or name in args.ops)
