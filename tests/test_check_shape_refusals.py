@@ -58,6 +58,31 @@ def _strided_slice():
     return [opset1.strided_slice(_seq(), _i64([3]), _i64([3]), _i64([3]), [0, 1, 0], [0, 0, 1])]
 
 
+def _if():
+    """An If whose then_body adds its two Parameters (the 4th and 5th Parameters of the file)."""
+    tx, ty, ex = (opset1.parameter([2, 3], np.float32) for _ in range(3))
+    then = ov.Model([opset1.result(opset1.add(tx, ty))], [tx, ty], "then")
+    other = ov.Model([opset1.result(opset1.negative(ex))], [ex], "else")
+    node = opset8.if_op(_p([], bool))
+    node.set_then_body(then)
+    node.set_else_body(other)
+    x, y = _p([2, 3]), _p([2, 3])
+    node.set_input(x.output(0), tx, ex)
+    node.set_input(y.output(0), ty, None)
+    return [node.set_output(then.get_results()[0], other.get_results()[0])]
+
+
+def _tensor_iterator():
+    """A TensorIterator over [2,5,4] whose body adds a slice to the running [2,4] (body Parameters 3 and 4)."""
+    xi, hi = opset1.parameter([2, 1, 4], np.float32), opset1.parameter([2, 4], np.float32)
+    ho = opset1.add(opset1.squeeze(xi, opset1.constant(np.array([1], np.int64))), hi)
+    node = opset8.tensor_iterator()
+    node.set_body(ov.Model([opset1.result(ho)], [xi, hi], "body"))
+    node.set_sliced_input(xi, _p([2, 5, 4]).output(0), 0, 1, 1, -1, 1)
+    node.set_merged_input(hi, _p([2, 4]).output(0), ho.output(0))
+    return [node.get_iter_value(ho.output(0), -1)]
+
+
 # name: (outputs, edit, rule); an edit is (parameter number, new shape or None, new element type or None)
 # or (old text, new text) for an attribute
 CASES = {
@@ -111,6 +136,10 @@ CASES = {
         lambda: list(opset9.generate_proposals(_p([1, 3]), _p([4, 4, 3, 4]), _p([1, 12, 4, 4]), _p([1, 3, 4, 4]),
                                                0.0, 0.7, 10, 5).outputs()),
         ('pre_nms_count="10"', 'pre_nms_count="0"'), "attr.value"),
+    "If then_body Parameter declared unlike its sibling": (_if, (3, "3,3", None), "shape.broadcast"),
+    "If else_body Parameter declared boolean": (_if, (5, None, "boolean"), "port.type"),
+    "TensorIterator body Parameter declared unlike the other": (_tensor_iterator, (3, "2,5", None),
+                                                                "shape.broadcast"),
     "ROIPooling output_roi of one value, pooled_w given": (
         lambda: [opset2.roi_pooling(_p([2, 4, 8, 8]), _p([3, 5]), [2, 2], 1.0)],
         ('output_roi="2, 2"', 'output_roi="2"'), "attr.length"),
