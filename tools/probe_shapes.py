@@ -287,6 +287,31 @@ def probes(ov):
         "ExperimentalDetectronROIFeatureExtractor": lambda: list(factory(
             "opset6", "ExperimentalDetectronROIFeatureExtractor", [p([3, 4]), p([1, 4, 8, 8])],
             {"output_size": 2, "sampling_ratio": 2, "pyramid_scales": [4], "aligned": False}).outputs()),
+        "Multiply": lambda: [o1.multiply(seq(), p([6]))],
+        "Subtract": lambda: [o1.subtract(seq(), p([5, 1]))],
+        "Minimum": lambda: [o1.minimum(seq(), p([6]))],
+        "Less": lambda: [o1.less(seq(), p([6]))],
+        "NotEqual": lambda: [o1.not_equal(seq(), p([6]))],
+        "LogicalXor": lambda: [o1.logical_xor(p([2, 5], bool), p([5], bool))],
+        "BitwiseOr": lambda: [o13.bitwise_or(p([2, 5], np.int32), p([5], np.int32))],
+        "ReduceMean": lambda: [o1.reduce_mean(seq(), p([2], np.int64), True)],
+        "ReduceMin": lambda: [o1.reduce_min(seq(), p([1], np.int64), False)],
+        "ReduceL1": lambda: [o4.reduce_l1(seq(), p([1], np.int64), False)],
+        "Ceiling": lambda: [o1.ceiling(seq())],
+        "Cos": lambda: [o1.cos(seq())],
+        "Tanh": lambda: [o1.tanh(seq())],
+        "IsInf": lambda: [o10.is_inf(seq())],
+        "IsNaN": lambda: [o10.is_nan(seq())],
+        "Reverse": lambda: [factory("opset1", "Reverse", [seq(), p([1], np.int64)], {"mode": "index"})],
+        "ExperimentalDetectronDetectionOutput": lambda: list(factory(
+            "opset6", "ExperimentalDetectronDetectionOutput", [p([6, 4]), p([6, 8]), p([6, 2]), p([1, 3])],
+            {"score_threshold": 0.05, "nms_threshold": 0.5, "max_delta_log_wh": 4.0, "num_classes": 2,
+             "post_nms_count": 5, "max_detections_per_image": 3, "class_agnostic_box_regression": False,
+             "deltas_weights": [1.0, 1.0, 1.0, 1.0]}).outputs()),
+        "ExperimentalDetectronGenerateProposalsSingleImage": lambda: list(factory(
+            "opset6", "ExperimentalDetectronGenerateProposalsSingleImage",
+            [p([3]), p([48, 4]), p([12, 4, 4]), p([3, 4, 4])],
+            {"min_size": 0.0, "nms_threshold": 0.7, "post_nms_count": 5, "pre_nms_count": 10}).outputs()),
     }
 
     def if_op():
