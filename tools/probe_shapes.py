@@ -23,11 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import irrun  # noqa: E402
-from irrun.tools.rule_classes import OPENVINO, rule_class  # noqa: E402
-from probe_values import openvino_refusal  # noqa: E402
+from probe_values import disagrees  # noqa: E402
 
 DIMS = ["0", "1", "2", "3", "5", "?"]
 TYPES = ["f16", "i32", "i64", "u8", "boolean"]
@@ -433,13 +430,7 @@ def probe(ov, name, build, directory: Path, attributes: bool = False) -> int:
     disagreements = 0
     for description, text in (attribute_trials if attributes else trials)(original):
         xml.write_text(text)
-        refusal = openvino_refusal(ov, xml)
-        errors = [d for d in irrun.check(xml).errors if rule_class(d.rule).kind == OPENVINO]
-        if bool(refusal) != bool(errors):
-            disagreements += 1
-            irrun_says = "; ".join(f"{d.rule}: {d.message[:90]}" for d in errors[:2]) or "nothing"
-            print(f"{name} {description}: {'missed' if refusal else 'stricter'}: OpenVINO {refusal or 'reads it'}"
-                  f" | irrun {irrun_says}", flush=True)
+        disagreements += disagrees(ov, xml, f"{name} {description}")
     return disagreements
 
 
