@@ -170,3 +170,19 @@ def test_refused_by_both(case, tmp_path):
     assert reader_refuses(xml)
     rules = {d.rule for d in irrun.check(xml).errors if rule_class(d.rule).kind == OPENVINO}
     assert rule in rules, rules
+
+
+def test_assign3_needs_a_readvalue3_upstream(tmp_path):
+    """Assign-3 finds its variable only through a ReadValue-3 of it that its input depends on: fed by a
+    Parameter instead, the file is refused although the ReadValue-3 is in the model."""
+    x, y = opset1.parameter([2, 3], np.float32), opset1.parameter([2, 3], np.float32)
+    total = opset1.add(opset3.read_value(x, "v"), y)
+    xml = tmp_path / "model.xml"
+    ov.save_model(ov.Model([opset1.result(total)], [opset3.assign(total, "v")], [x, y], "m"), str(xml))
+    assert not reader_refuses(xml) and not irrun.check(xml).errors
+    text = xml.read_text()
+    edge = '<edge from-layer="3" from-port="2" to-layer="4" to-port="0" />'
+    assert edge in text and 'id="4" name="Assign' in text
+    xml.write_text(text.replace(edge, '<edge from-layer="1" from-port="0" to-layer="4" to-port="0" />'))
+    assert reader_refuses(xml)
+    assert "variable.assign" in {d.rule for d in irrun.check(xml).errors}

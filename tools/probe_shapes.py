@@ -4,7 +4,7 @@ The shape-and-type twin of tools/probe_values.py: each probe is one op on Parame
 inputs), written by OpenVINO valid; each trial edits ONE Parameter's `shape` or `element_type` (a dim set to
 0/1/2/3/5/dynamic, the rank one lower or higher, the rank dynamic, another element type), or with
 --attributes ONE attribute of the op (an int or a list element set to 0/-1/-2/1/2/5/100, a list one shorter
-or longer, a boolean flipped, an enum set to an unknown word), and asks OpenVINO
+or longer, a boolean flipped, an enum set to an unknown word, the attribute dropped), and asks OpenVINO
 (`read_model` + `validate_nodes_and_infer_types`) and `irrun.check`. Printed: every trial where they disagree,
 `missed` (OpenVINO refuses, irrun reports no error of the OpenVINO class) or `stricter` (irrun refuses with a
 rule classed as OpenVINO's, OpenVINO reads the file).
@@ -410,10 +410,10 @@ def attribute_trials(text: str):
     """(description, edited text) for every single edit of one attribute of the probed op."""
     for match in OP_DATA.finditer(text):
         for attr in re.finditer(r'(\w+)="([^"]*)"', match.group(2)):
+            start, end = match.start(2) + attr.start(2), match.start(2) + attr.end(2)
             for new in attribute_values(attr.group(2)):
-                start = match.start(2) + attr.start(2)
-                yield (f"{attr.group(1)} {attr.group(2)!r}->{new!r}",
-                       text[:start] + new + text[match.start(2) + attr.end(2):])
+                yield f"{attr.group(1)} {attr.group(2)!r}->{new!r}", text[:start] + new + text[end:]
+            yield f"{attr.group(1)} dropped", text[:match.start(2) + attr.start()] + text[end + 1:]
 
 
 def probe(ov, name, build, directory: Path, attributes: bool = False) -> int:

@@ -202,6 +202,11 @@ def variable_problems(graph, infos: dict) -> list[IRError]:
                 problems.append(GraphError(f"no Assign writes variable {decl.id!r}: every run reads its initial "
                                            f"value (OpenVINO's CPU plugin refuses such a model)", layer=node.ref,
                                            rule="variable.read.only"))
+        for node in decl.writers:
+            if isinstance(node.op, Assign3) and not _reads_upstream(graph, node, decl.id):
+                problems.append(GraphError(f"Assign-3 finds variable {decl.id!r} only through a ReadValue-3 of it "
+                                           f"that its input depends on; there is none", layer=node.ref,
+                                           rule="variable.assign"))
         for node in decl.writers[1:]:
             problems.append(GraphError(f"variable {decl.id!r} is assigned twice (also by layer "
                                        f"{decl.writers[0].id})", layer=node.ref, rule="variable.assign.multiple"))
@@ -220,6 +225,22 @@ def variable_problems(graph, infos: dict) -> list[IRError]:
                                            f"shape {shape_str(variable.shape)}", layer=node.ref,
                                            rule="variable.shape"))
     return problems
+
+
+def _reads_upstream(graph, assign, variable_id: str) -> bool:
+    """Whether a ReadValue-3 of the variable is among the layers the Assign's input depends on (OpenVINO's
+    Assign-3 looks for its variable there, and nowhere else)."""
+    seen, stack = set(), [source[0] for source in assign.inputs if source is not None]
+    while stack:
+        layer_id = stack.pop()
+        if layer_id in seen or layer_id not in graph.nodes:
+            continue
+        seen.add(layer_id)
+        node = graph.nodes[layer_id]
+        if isinstance(node.op, ReadValue3) and node.op.variable_id == variable_id:
+            return True
+        stack.extend(source[0] for source in node.inputs if source is not None)
+    return False
 
 
 WARNING_RULES = {"variable.read.only"}
