@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mutate_corpus import OpenVINO  # noqa: E402
 from probe_values import disagrees  # noqa: E402
 
 DIMS = ["0", "1", "2", "3", "5", "?"]
@@ -416,7 +417,7 @@ def attribute_trials(text: str):
             yield f"{attr.group(1)} dropped", text[:match.start(2) + attr.start()] + text[end + 1:]
 
 
-def probe(ov, name, build, directory: Path, attributes: bool = False) -> int:
+def probe(ov, reader, name, build, directory: Path, attributes: bool = False) -> int:
     try:
         outputs, parameters = build()
     except Exception as exc:  # noqa: BLE001 - a probe OpenVINO's factories refuse is reported, not fatal
@@ -430,7 +431,9 @@ def probe(ov, name, build, directory: Path, attributes: bool = False) -> int:
     disagreements = 0
     for description, text in (attribute_trials if attributes else trials)(original):
         xml.write_text(text)
-        disagreements += disagrees(ov, xml, f"{name} {description}")
+        verdict = reader.verdict(xml)  # in a worker process: OpenVINO crashes on some edits (a refusal)
+        refusal = verdict["message"].split(" | ")[-1] if verdict["refused"] else None
+        disagreements += disagrees(refusal, xml, f"{name} {description}")
     return disagreements
 
 
@@ -443,9 +446,11 @@ def main(argv=None) -> int:
     import openvino as ov
 
     table = probes(ov)
+    reader = OpenVINO()
     with tempfile.TemporaryDirectory() as directory:
-        total = sum(probe(ov, name, build, Path(directory), args.attributes)
+        total = sum(probe(ov, reader, name, build, Path(directory), args.attributes)
                     for name, build in table.items() if not args.ops or name in args.ops)
+    reader.close()
     print(f"{total} disagreements")
     return 0
 

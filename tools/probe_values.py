@@ -136,13 +136,13 @@ def probe(ov, name, build, trials, rng, directory: Path) -> int:
             patch_const(xml, const, value)
         if not changed:
             continue
-        disagreements += disagrees(ov, xml, f"{name} {changed}")
+        disagreements += disagrees(openvino_refusal(ov, xml), xml, f"{name} {changed}")
     return disagreements
 
 
-def disagrees(ov, xml: Path, trial: str) -> bool:
-    """Whether OpenVINO's reader and irrun's errors of the OpenVINO class disagree on the file; printed if so."""
-    refusal = openvino_refusal(ov, xml)
+def disagrees(refusal: str | None, xml: Path, trial: str) -> bool:
+    """Whether OpenVINO's verdict on the file (its refusal, None when it reads it) and irrun's errors of the
+    OpenVINO class disagree; printed if so."""
     errors = [d for d in irrun.check(xml).errors if rule_class(d.rule).kind == OPENVINO]
     if bool(refusal) == bool(errors):
         return False
