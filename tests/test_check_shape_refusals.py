@@ -140,6 +140,16 @@ CASES = {
     "If else_body Parameter declared boolean": (_if, (5, None, "boolean"), "port.type"),
     "TensorIterator body Parameter declared unlike the other": (_tensor_iterator, (3, "2,5", None),
                                                                 "shape.broadcast"),
+    "ShapeOf-3 without output_type": (lambda: [opset3.shape_of(_seq(), "i64")],
+                                      (' output_type="i64"', ""), "attr.missing"),
+    "Bucketize without output_type": (lambda: [opset3.bucketize(_seq(), _p([4]))],
+                                      (' output_type="i64"', ""), "attr.missing"),
+    "DepthToSpace without block_size": (lambda: [opset1.depth_to_space(_p([2, 4, 8, 8]), "blocks_first", 2)],
+                                        (' block_size="2"', ""), "attr.missing"),
+    "DeformableConvolution-8 without deformable_group": (
+        lambda: [opset8.deformable_convolution(_p([2, 4, 8, 8]), _p([2, 18, 6, 6]), _p([6, 4, 3, 3]), [1, 1],
+                                               [0, 0], [0, 0], [1, 1])], (' deformable_group="1"', ""),
+        "attr.missing"),
     "ROIPooling output_roi of one value, pooled_w given": (
         lambda: [opset2.roi_pooling(_p([2, 4, 8, 8]), _p([3, 5]), [2, 2], 1.0)],
         ('output_roi="2, 2"', 'output_roi="2"'), "attr.length"),

@@ -287,7 +287,7 @@ class _BlockRearrange(Op):
     """DepthToSpace / SpaceToDepth: the attributes and checks they share."""
 
     mode = Enum("blocks_first", "depth_first")
-    block_size = Int(default=1)
+    block_size = Int()  # no default: OpenVINO's reader takes a missing one as 0 and refuses it
 
     def infer(self, inputs):
         (data,) = inputs
