@@ -150,6 +150,9 @@ CASES = {
         lambda: [opset8.deformable_convolution(_p([2, 4, 8, 8]), _p([2, 18, 6, 6]), _p([6, 4, 3, 3]), [1, 1],
                                                [0, 0], [0, 0], [1, 1])], (' deformable_group="1"', ""),
         "attr.missing"),
+    "PSROIPooling without mode": (lambda: [opset1.psroi_pooling(_p([2, 8, 8, 8]), _p([3, 5]), 2, 2, 1.0, 1, 1,
+                                                                "average")], (' mode="average"', ""),
+                                  "attr.missing"),
     "ROIPooling output_roi of one value, pooled_w given": (
         lambda: [opset2.roi_pooling(_p([2, 4, 8, 8]), _p([3, 5]), [2, 2], 1.0)],
         ('output_roi="2, 2"', 'output_roi="2"'), "attr.length"),

@@ -194,7 +194,7 @@ class PSROIPooling1(Op):
     output_dim = Int()
     group_size = Int(default=1)
     spatial_scale = Float()
-    mode = Str("average", "bilinear", default="average")
+    mode = Str("average", "bilinear")  # no default: OpenVINO's reader refuses a PSROIPooling without it
     spatial_bins_x = Int(default=1)
     spatial_bins_y = Int(default=1)
     num_inputs = (2, 2)
