@@ -199,3 +199,23 @@ def test_assign3_needs_a_readvalue3_upstream(tmp_path):
     xml.write_text(text.replace(edge, '<edge from-layer="1" from-port="0" to-layer="4" to-port="0" />'))
     assert reader_refuses(xml)
     assert "variable.assign" in {d.rule for d in irrun.check(xml).errors}
+
+
+@pytest.mark.parametrize("init_shape,refused", [("?,3", True), ("...", True), ("2,3", False)])
+def test_readvalue6_variable_shape_must_relax_a_parameter_init(init_shape, refused, tmp_path):
+    """variable_shape [2,3] against an init Parameter: [?,3] is not relaxed by it (refused), [2,3] is."""
+    from openvino.op.util import Variable, VariableInfo
+
+    info = VariableInfo()
+    info.variable_id, info.data_shape, info.data_type = "v", ov.PartialShape([2, 3]), ov.Type.f32
+    variable = Variable(info)
+    init, x = opset1.parameter([2, 3], np.float32), opset1.parameter([2, 3], np.float32)
+    total = opset1.add(ov.op.read_value(init, variable), x)
+    xml = tmp_path / "model.xml"
+    ov.save_model(ov.Model([opset1.result(total)], [ov.op.assign(total, variable)], [init, x], "m"), str(xml))
+    text = xml.read_text()
+    old = '<data shape="2,3" element_type="f32"'
+    assert old in text
+    xml.write_text(text.replace(old, f'<data shape="{init_shape}" element_type="f32"', 1))
+    assert reader_refuses(xml) == refused
+    assert ("variable.shape" in {d.rule for d in irrun.check(xml).errors}) == refused

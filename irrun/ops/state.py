@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import ExecutionError, GraphError, IRError, ShapeError
 from ..ir.types import ElementType, element_type
 from .attrs import Str, Type
-from .infrastructure import PartialShape
+from .infrastructure import Parameter, PartialShape
 from .registry import Op, TensorInfo, op
 from .shapes import shape_str, static_dims
 
@@ -187,6 +187,7 @@ def variable_problems(graph, infos: dict) -> list[IRError]:
             info = node.op.variable_info() if isinstance(node.op, ReadValue6) else infos.get((node.id, 0))
             if info is not None:
                 declared.append((node, info))
+        problems += filter(None, (_unrelaxed(graph, node) for node in decl.readers))
         for (first, a), (node, b) in zip(declared, declared[1:]):
             if a.type != b.type or a.shape != b.shape:
                 problems.append(ShapeError(f"variable {decl.id!r} is declared {a.type}{shape_str(a.shape)} by layer "
@@ -225,6 +226,24 @@ def variable_problems(graph, infos: dict) -> list[IRError]:
                                            f"shape {shape_str(variable.shape)}", layer=node.ref,
                                            rule="variable.shape"))
     return problems
+
+
+def _unrelaxed(graph, node) -> IRError | None:
+    """A ReadValue-6 fed by a Parameter (whose shape irrun knows exactly as OpenVINO does): `variable_shape`
+    must relax it, so a dim the Parameter leaves dynamic must be dynamic in the variable too. (Other inits
+    are compared dim by dim where both are known, in ReadValue6.declared: irrun's inference may leave dynamic
+    a dim OpenVINO knows.)"""
+    if not isinstance(node.op, ReadValue6) or not node.inputs or node.inputs[0] is None:
+        return None
+    source, var_shape = graph.nodes.get(node.inputs[0][0]), node.op.variable_dims
+    if source is None or not isinstance(source.op, Parameter) or var_shape is None:
+        return None
+    init = source.op.infer([])[0]  # its `shape`, not the dims its port declares (which `infos` may hold)
+    if init.shape is None or any(i is None and v is not None for i, v in zip(init.shape, var_shape)):
+        return ShapeError(f"variable_shape {shape_str(var_shape)} does not relax (extend) the shape "
+                          f"{shape_str(init.shape)} of the Parameter feeding it", layer=node.ref,
+                          rule="variable.shape")
+    return None
 
 
 def _reads_upstream(graph, assign, variable_id: str) -> bool:
