@@ -153,6 +153,10 @@ CASES = {
     "PSROIPooling without mode": (lambda: [opset1.psroi_pooling(_p([2, 8, 8, 8]), _p([3, 5]), 2, 2, 1.0, 1, 1,
                                                                 "average")], (' mode="average"', ""),
                                   "attr.missing"),
+    "VariadicSplit of unknown lengths keeps the other dims": (
+        lambda: [opset1.concat([opset1.variadic_split(_p([-1, 4, 4]), opset1.constant(np.int64(0)),
+                                                      _i64([1])).output(0), _p([-1, 4, 4])], 0)],
+        (2, "?,4,5", None), "port.dims"),
     "ROIPooling output_roi of one value, pooled_w given": (
         lambda: [opset2.roi_pooling(_p([2, 4, 8, 8]), _p([3, 5]), [2, 2], 1.0)],
         ('output_roi="2, 2"', 'output_roi="2"'), "attr.length"),

@@ -143,8 +143,10 @@ class VariadicSplit1(Op):
             if n is None:
                 raise ShapeError("split_lengths has an unknown number of values", rule="port.dims", port=2)
             self.check_output_count(n)
-            rank = data.rank
-            return [TensorInfo(None if rank is None else (None,) * rank, data.type)] * n
+            if data.shape is None or axis is None:
+                return [TensorInfo(None if data.rank is None else (None,) * data.rank, data.type)] * n
+            shape = tuple(None if i == axis else d for i, d in enumerate(data.shape))  # the other dims stay
+            return [TensorInfo(shape, data.type)] * n
         self.check_output_count(lengths.size)
         lengths = lengths.reshape(-1).tolist()
         if lengths.count(-1) > 1:
