@@ -76,13 +76,17 @@ def _blocks(a, b):
     return axis, [length * i // count for i in range(count + 1)]
 
 
-def _run_all(calls):
-    """np.matmul(*call) for every (a, b, out) call, on up to `workers` threads taking them in turn."""
+def _run_all(calls, product=None):
+    """product(*call) (np.matmul(a, b, out=out) by default) for every (a, b, out) call, on up to `workers`
+    threads taking them in turn."""
     pending = iter(calls)  # next() on a list iterator is atomic: each call is taken once
 
     def drain():
         for a, b, out in pending:
-            np.matmul(a, b, out=out)
+            if product is None:
+                np.matmul(a, b, out=out)
+            else:
+                product(a, b, out)
     helpers = [_pool().submit(drain) for _ in range(min(_Workers.count, len(calls)) - 1)]
     drain()
     for helper in helpers:

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, conv_taps, conv_winograd, depthwise_gemm, depthwise_nhwc
+from . import conv_blocked, conv_implicit, conv_taps, conv_winograd, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
@@ -577,6 +577,8 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=N
     winograd = conv_winograd.run(x, w, strides, dilations, begins, out, reserve, prepared)
     if winograd is not None:
         return winograd
+    if conv_implicit.usable(x, w, strides, out):
+        return conv_implicit.forward(x, w, strides, dilations, begins, out, reserve, prepared)
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
