@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, conv_implicit, conv_taps, conv_winograd, depthwise_gemm, depthwise_nhwc
+from . import conv_blocked, conv_implicit, conv_taps, conv_winograd, conv_winograd_2d, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
@@ -575,6 +575,8 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=N
         depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
     winograd = conv_winograd.run(x, w, strides, dilations, begins, out, reserve, prepared)
+    if winograd is None:
+        winograd = conv_winograd_2d.run(x, w, strides, dilations, begins, out, reserve, prepared)
     if winograd is not None:
         return winograd
     if conv_implicit.usable(x, w, strides, out):
