@@ -53,42 +53,58 @@ def _phase_ranges(phase, begin, stride, reach, size):
     return (first, end), slice(start, start + stride * (end - first - 1) + 1, stride)
 
 
+class Phases:
+    """The padded input split into its stride phases, flattened: `planes` [N, phases, G, Cg, size] (zeros
+    where the padding is and past the plane, where the last offset's run reads); per kernel offset (in
+    itertools.product order) `taps[j]` = (phase index, start of its run); the runs are `length` long (whole
+    rows of the phases' pitch, `reach` their dims)."""
+
+    def __init__(self, x, kernel, strides, dilations, begins, out, groups, reserve, what):
+        n = x.shape[0]
+        offsets = list(itertools.product(*(range(k) for k in kernel)))
+        positions = [[o * d for o, d in zip(offs, dilations)] for offs in offsets]
+        self.reach = [o + ((k - 1) * d) // s for o, k, d, s in zip(out, kernel, dilations, strides)]
+        pitch = [math.prod(self.reach[i + 1:]) for i in range(len(self.reach))]
+        keys = sorted({tuple(p % s for p, s in zip(pos, strides)) for pos in positions})
+        self.taps = [(keys.index(tuple(p % s for p, s in zip(pos, strides))),
+                      sum((p // s) * pt for p, s, pt in zip(pos, strides, pitch))) for pos in positions]
+        self.length = out[0] * pitch[0]
+        size = max(start for _, start in self.taps) + self.length
+        reserve(n * len(keys) * x.shape[1] * size * x.itemsize, what)
+        self.planes = np.zeros((n, len(keys), groups, x.shape[1] // groups, size), x.dtype)
+        for index, key in enumerate(keys):
+            grid = self.planes[:, index, :, :, :math.prod(self.reach)].reshape(n, x.shape[1], *self.reach)
+            ranges = [_phase_ranges(r, b, s, m, dim) for r, b, s, m, dim in zip(key, begins, strides, self.reach,
+                                                                                 x.shape[2:])]
+            if None not in ranges:
+                grid[(slice(None), slice(None), *(slice(*r[0]) for r in ranges))] = \
+                    x[(slice(None), slice(None), *(r[1] for r in ranges))]
+
+    def crop(self, products, out):
+        """products [..., length] on the phases' pitch -> [..., *out]."""
+        grid = products.reshape(*products.shape[:-1], out[0], *self.reach[1:])
+        return grid[(Ellipsis, slice(None), *(slice(0, o) for o in out[1:]))]
+
+
 def forward(x, w, strides, dilations, begins, out, reserve, cache=None):
     """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] (see the module docstring)."""
     n = x.shape[0]
     groups, out_per_group, in_per_group, *kernel = w.shape
-    dtype, item = x.dtype, x.itemsize
     taps = None if cache is None else cache.get("implicit")
     if taps is None:
         taps = tap_weights(w)
         if cache is not None:
             cache["implicit"] = taps
+    phases = Phases(x, kernel, strides, dilations, begins, out, groups, reserve, "implicit convolution phases")
+    length = phases.length
+    reserve(groups * out_per_group * length * x.itemsize, "implicit convolution products")
+    products = np.empty((groups, out_per_group, length), x.dtype)
+    result = np.empty((n, groups, out_per_group, *out), x.dtype)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
-    positions = [[o * d for o, d in zip(offs, dilations)] for offs in offsets]
-    reach = [o + ((k - 1) * d) // s for o, k, d, s in zip(out, kernel, dilations, strides)]
-    pitch = [math.prod(reach[i + 1:]) for i in range(len(reach))]
-    keys = sorted({tuple(p % s for p, s in zip(pos, strides)) for pos in positions})
-    starts = [sum((p // s) * pt for p, s, pt in zip(pos, strides, pitch)) for pos in positions]
-    length = out[0] * pitch[0]  # the products' run: whole rows of the phase's pitch
-    phase_size = max(starts) + length  # a phase's plane with the zeros the last offset's run reads past it
-    reserve((n * len(keys) * x.shape[1] * phase_size + groups * out_per_group * length) * item,
-            "implicit convolution phases")
-    phases = np.zeros((n, len(keys), groups, in_per_group, phase_size), dtype)
-    for index, key in enumerate(keys):
-        grid = phases[:, index, :, :, :math.prod(reach)].reshape(n, x.shape[1], *reach)
-        ranges = [_phase_ranges(r, b, s, m, size) for r, b, s, m, size in zip(key, begins, strides, reach,
-                                                                              x.shape[2:])]
-        if None not in ranges:
-            grid[(slice(None), slice(None), *(slice(*r[0]) for r in ranges))] = \
-                x[(slice(None), slice(None), *(r[1] for r in ranges))]
-    products = np.empty((groups, out_per_group, length), dtype)
-    result = np.empty((n, groups, out_per_group, *out), dtype)
-    crop = (slice(None), slice(None), slice(None), *(slice(0, o) for o in out[1:]))
     for b in range(n):
         for g in range(groups):
-            for j, (offs, pos, start) in enumerate(zip(offsets, positions, starts)):
-                phase = keys.index(tuple(p % s for p, s in zip(pos, strides)))
-                blas_accumulate.accumulate(taps[offs][g], phases[b, phase, g, :, start:start + length],
+            for j, (offs, (phase, start)) in enumerate(zip(offsets, phases.taps)):
+                blas_accumulate.accumulate(taps[offs][g], phases.planes[b, phase, g, :, start:start + length],
                                            products[g], first=j == 0)
-        result[b] = products.reshape(groups, out_per_group, out[0], *reach[1:])[crop]
+        result[b] = phases.crop(products, out)
     return result.reshape(n, groups * out_per_group, *out)
