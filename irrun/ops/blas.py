@@ -9,7 +9,8 @@ splitting itself, in a way fixed by the shapes alone: a large product is cut int
 columns (or rows), each one single-threaded BLAS call, and `workers` threads take the blocks in turn. One worker
 or several, quiet machine or busy, the same calls compute the same blocks, so the bits are the same; and a worker
 that loses its core only delays the blocks it holds, where BLAS threads would wait for it at every product.
-Every product in the ops goes through `matmul`."""
+Every product in the ops goes through `matmul` (or blas_accumulate.accumulate, whose
+products are split alike)."""
 from __future__ import annotations
 
 import concurrent.futures

@@ -7,7 +7,9 @@ over shifted copies of the input per block of channels; else per channel, or wit
 many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost),
 or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
 layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked), and
-3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd).
+3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd), as do 2D
+3x3 layers with many channels over large maps (conv_winograd_2d); stride-1 2D layers over large maps with few
+output channels sum one product per kernel offset over the padded input (conv_implicit, no im2col).
 Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
