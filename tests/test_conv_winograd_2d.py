@@ -10,6 +10,7 @@ import pytest
 from irrun.ops import conv_winograd_2d as W2
 from irrun.ops import convolution as C
 from test_conv_fast_paths import plain_conv
+from test_conv_winograd import transforms_in_two_runs
 from test_oracle_convolution import tolerance
 
 
@@ -93,21 +94,11 @@ def test_compressed_weights_are_transformed_once(tmp_path, monkeypatch):
     constant, so the transformed weights are cached as for a plain f32 Const."""
     from openvino import opset1
 
-    import irrun
     import oracle as O
     monkeypatch.setattr(W2, "MIN_CHANNELS", 1)
     monkeypatch.setattr(W2, "MIN_TILES", 0)
-    calls = []
-    real = W2.conv_winograd.transformed_weights
-    monkeypatch.setattr(W2.conv_winograd, "transformed_weights", lambda w: calls.append(1) or real(w))
     rng = np.random.default_rng(10)
     x = rng.standard_normal((1, 32, 20, 20)).astype(np.float32)
     w = (rng.standard_normal((8, 32, 3, 3)) * 0.1).astype(np.float16)
-    built = O.build(lambda p: opset1.convolution(p["x"], opset1.convert(O.constant(w), "f32"), [1, 1], [1, 1],
-                                                 [1, 1], [1, 1]), {"x": x}, tmp_path)
-    model = irrun.load(str(built.xml))
-    first = model.run(built.feed_dict)
-    second = model.run(built.feed_dict)
-    assert calls == [1]
-    for key in first:
-        np.testing.assert_array_equal(first[key], second[key])
+    weights = lambda: opset1.convert(O.constant(w), "f32")  # noqa: E731
+    assert transforms_in_two_runs(tmp_path, monkeypatch, x, weights, 2) == 1
