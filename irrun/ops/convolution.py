@@ -152,7 +152,8 @@ class _ForwardConv(_ConvBase):
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
         w, begins = conv_taps.crop_to_input(w, x.shape[2:], self.strides, self.dilations, begins, out)
-        cache = self.prepared(inputs[1], w) if in_infos[1].value is not None else None  # constant weights only
+        # constant weights only; no 1x1 kernel transforms its weights
+        cache = self.prepared(inputs[1], w) if in_infos[1].value is not None and math.prod(w.shape[3:]) > 1 else None
         result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache)
         return [_to_type(result, out_infos[0].type.storage)]
 
