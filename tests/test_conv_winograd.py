@@ -98,15 +98,17 @@ def test_weights_are_transformed_once_per_constant(monkeypatch):
     assert conv.prepared(constant.copy(), constant) is None  # writeable: may change between runs, nothing cached
 
 
-def test_tiles_are_reserved_before_allocation(monkeypatch):
+def test_weights_and_tiles_are_reserved_before_allocation(monkeypatch):
     monkeypatch.setattr(W, "MIN_CHANNELS", 1)
     monkeypatch.setattr(W, "MIN_TILES", 0)
     seen = []
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 2, 3, 6, 6)).astype(np.float32)
     w = rng.standard_normal((1, 2, 2, 3, 3, 3)).astype(np.float32)
-    C.conv_forward(x, w, [1, 1, 1], [1, 1, 1], [1, 1, 1], [3, 6, 6], lambda nbytes, what: seen.append(what))
-    assert seen == ["Winograd tiles"]
+    C.conv_forward(x, w, [1, 1, 1], [1, 1, 1], [1, 1, 1], [3, 6, 6], lambda nbytes, what: seen.append((what, nbytes)),
+                   prepared={})
+    assert [what for what, _ in seen] == ["Winograd-transformed weights", "Winograd tiles"]
+    assert seen[0][1] >= 16 * 2 * 2 * 3 * 4  # the cached U [16, O, kd * C] in f32 at least
 
 
 def test_only_3d_layers_with_3x3_kernels_over_enough_channels_and_tiles():

@@ -74,6 +74,8 @@ def _rows_ok(m):
 def accumulate(a, b, out, first=False):
     """out = a @ b when `first`, else out += a @ b; a [M, K], b [K, N], out [M, N] (not overlapping a or b),
     all of one float dtype."""
+    if a.ndim != 2 or b.ndim != 2 or out.shape != (a.shape[0], b.shape[1]) or a.shape[1] != b.shape[0]:
+        raise ValueError(f"accumulate: shapes {a.shape} @ {b.shape} -> {out.shape} do not fit")
     if out.size == 0:
         return
     if a.shape[1] == 0:

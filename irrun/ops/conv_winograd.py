@@ -164,6 +164,9 @@ def run(x, w, strides, dilations, begins, out, reserve, cache):
         return None
     weights = None if cache is None else cache.get("winograd")
     if weights is None:
+        out_channels = w.shape[1]
+        reserve(16 * out_channels * w[0, 0].size // 9 * w.itemsize
+                + TRANSFORM_BLOCK * w[0, 0].size * 8 * 3, "Winograd-transformed weights")
         weights = transformed_weights(w) if np.isfinite(w).all() else False
         if cache is not None:
             cache["winograd"] = weights
