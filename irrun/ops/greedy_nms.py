@@ -132,13 +132,27 @@ def _pairs_within(candidates, bounds):
     width = int((np.searchsorted(table[0], table[1], side="right") - np.arange(1, n + 1)).max(initial=0))
     if width <= 0:
         return _EMPTY, _EMPTY
+    table = _widened_f32(table)  # a superset of the touching pairs, compared at half the width
     x_lo, x_hi, y_lo, y_hi = (np.lib.stride_tricks.sliding_window_view(
-        np.concatenate([t[1:], np.full(width, fill)]), width) for t, fill in zip(table, _NEVER_TOUCHING))
-    touch = ((x_lo <= table[1][:, None]) & (table[0][:, None] <= x_hi)
-             & (y_lo <= table[3][:, None]) & (table[2][:, None] <= y_hi))
-    p, k = np.nonzero(touch)
+        np.concatenate([t[1:], np.full(width, fill, dtype=t.dtype)]), width)
+        for t, fill in zip(table, _NEVER_TOUCHING))
+    touch = np.less_equal(x_lo, table[1][:, None])
+    touch &= np.less_equal(y_lo, table[3][:, None])
+    touch &= np.less_equal(table[2][:, None], y_hi)
+    touch &= np.less_equal(table[0][:, None], x_hi)
+    p, k = np.divmod(np.flatnonzero(touch), width)
     i, j = order[p], order[p + 1 + k]
     return np.minimum(i, j), np.maximum(i, j)
+
+
+def _widened_f32(table):
+    """(x_lo, x_hi, y_lo, y_hi) f64 bounds as f32 rounded outwards (low ends down, high ends up)."""
+    with np.errstate(over="ignore"):
+        rounded = [t.astype(np.float32) for t in table]
+    for at, (exact, near) in enumerate(zip(table, rounded)):
+        outward = near < exact if at % 2 else near > exact
+        rounded[at] = np.where(outward, np.nextafter(near, np.float32(np.inf if at % 2 else -np.inf)), near)
+    return rounded
 
 
 _NEVER_TOUCHING = (np.inf, -np.inf, np.inf, -np.inf)  # (x_lo, x_hi, y_lo, y_hi) of a box that touches none
