@@ -238,8 +238,10 @@ def topk(x, k, axis, largest, sort):
         row = moved.reshape(n)
         at = n - k if largest else k - 1
         kth = np.partition(row, at)[at]
-        candidates = np.flatnonzero(row >= kth if largest else row <= kth)
-        chosen = candidates[_stable_order(row[candidates], largest)[:k]].reshape(moved.shape[:-1] + (k,))
+        better = np.flatnonzero(row > kth if largest else row < kth)
+        tied = np.flatnonzero(row == kth)[:k - len(better)]  # after the better ones, by index
+        chosen = np.concatenate([better[_stable_order(row[better], largest)], tied])
+        chosen = chosen.reshape(moved.shape[:-1] + (k,))
     else:
         chosen = _stable_order(moved, largest)[..., :k]
     if sort == "index":
