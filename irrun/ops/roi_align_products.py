@@ -5,14 +5,18 @@ on cell (y, x) is a product: (the bin row's weights on row y) * (the bin column'
 sum over that axis's samples of their bilinear weights divided by the axis's sample count. So each ROI's
 [C, pooled_h, pooled_w] result is Wy @ window @ Wx^T over the window of cells its samples reach: two BLAS products
 instead of four gathered corners per sample. The sums are those of the sample-by-sample kernel
-(roi_pooling._roi_align_chunk) in another order (its results to rounding). Used where the window holds no more
-cells than that kernel would gather and every value in it is finite (an infinite cell must only reach the bins
+(roi_pooling._roi_align_chunk) in another order (its results to rounding). Used where the window holds a
+quarter as many cells as that kernel would gather corners or fewer, and every value in it is finite (an infinite cell must only reach the bins
 whose samples touch it, not every bin of the window through a zero weight)."""
 from __future__ import annotations
 
 import numpy as np
 
 from .blas import matmul
+
+# The products pay off when a window has at most a quarter as many cells as the other kernel gathers corners (per
+# channel); measured: 100 cells for 784 corners 3.5x faster, 770 for 784 1.6x slower.
+WINDOW_COST = 4
 
 
 def roi_align_avg(features, batch_ids, y_axis, x_axis, ratio_x, ratio_y, pooled_h, pooled_w, ctype):
@@ -21,8 +25,8 @@ def roi_align_avg(features, batch_ids, y_axis, x_axis, ratio_x, ratio_y, pooled_
     height, width, channels = features.shape[1:]
     rows, row_start, window_h = _axis_weights(*y_axis, ratio_y, height, ctype)
     columns, column_start, window_w = _axis_weights(*x_axis, ratio_x, width, ctype)
-    gathered = 4 * y_axis[0].shape[1] * y_axis[0].shape[2] * x_axis[0].shape[1] * x_axis[0].shape[2]
-    if window_h * window_w > gathered:
+    corners = 4 * y_axis[0].shape[1] * y_axis[0].shape[2] * x_axis[0].shape[1] * x_axis[0].shape[2]
+    if window_h * window_w * WINDOW_COST > corners:
         return None
     cells = features[batch_ids[:, None, None], (row_start[:, None] + np.arange(window_h))[:, :, None],
                      (column_start[:, None] + np.arange(window_w))[:, None, :]]
