@@ -1,12 +1,16 @@
 """ROIAlign's channels-last, in-place sampling gives the very bits of the kernel it replaced
 (tests/roi_reference.py), inf and NaN features, f16 and f64, both modes and every alignment included; the
 average mode's two products per ROI (irrun/ops/roi_align_products.py) give that kernel's values to rounding, and
-its bits where a window holds a non-finite value."""
+its NaN and inf exactly where a window holds a non-finite value."""
 import numpy as np
 import pytest
 from roi_reference import roi_align_chunk
 
 from irrun.ops import roi_pooling
+
+
+def _nothing_done(features, batch_ids, *_):
+    return None, np.zeros(len(batch_ids), dtype=bool)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
@@ -23,9 +27,10 @@ def test_roi_align_is_unchanged(monkeypatch, dtype, mode):
         for ratio in (0, 2):
             args = (features, rois, batch, 3, 4, ratio, 0.125, mode, aligned)
             with monkeypatch.context() as patch:
-                patch.setattr(roi_pooling, "roi_align_avg", lambda *_: None)
+                patch.setattr(roi_pooling, "roi_align_avg", _nothing_done)
                 got = roi_pooling.roi_align(*args)
             with monkeypatch.context() as patch:
+                patch.setattr(roi_pooling, "roi_align_avg", _nothing_done)
                 patch.setattr(roi_pooling, "channels_last", lambda f: f)
                 patch.setattr(roi_pooling, "_roi_align_chunk", roi_align_chunk)
                 expected = roi_pooling.roi_align(*args)
@@ -34,7 +39,7 @@ def test_roi_align_is_unchanged(monkeypatch, dtype, mode):
 
 def _sample_by_sample(monkeypatch, args):
     with monkeypatch.context() as patch:
-        patch.setattr(roi_pooling, "roi_align_avg", lambda *_: None)
+        patch.setattr(roi_pooling, "roi_align_avg", _nothing_done)
         return roi_pooling.roi_align(*args)
 
 
@@ -54,32 +59,38 @@ def test_products_give_the_sample_by_sample_values(monkeypatch, dtype):
     features = rng.standard_normal((3, 6, 13, 17)).astype(dtype)
     rois = _rois(rng, 40, -10, 150, dtype)
     batch = rng.integers(0, 3, 40)
-    used = []  # whether each call of the products computed its ROIs
+    used = []
     original = roi_pooling.roi_align_avg
 
     def products(*args):
         result = original(*args)
-        used.append(result is not None)
+        used.append(int(result[1].sum()))  # ROIs the products computed
         return result
     monkeypatch.setattr(roi_pooling, "roi_align_avg", products)
     for aligned in ("asymmetric", "half_pixel_for_nn", "half_pixel"):
-        for ratio, scale, pooled in ((0, 0.125, (3, 4)), (2, 0.125, (7, 7)), (1, 0.5, (2, 5)), (0, 0.0625, (1, 1))):
+        for ratio, scale, pooled in ((0, 0.125, (3, 4)), (2, 0.125, (7, 7)), (1, 0.5, (2, 5)), (0, 0.0625, (1, 1)),
+                                     (4, 0.0625, (7, 7))):
             args = (features, rois, batch, *pooled, ratio, scale, "avg", aligned)
             got = roi_pooling.roi_align(*args)
             expected = _sample_by_sample(monkeypatch, args)
             tolerance = {np.float16: 2e-3, np.float32: 2e-6, np.float64: 1e-13}[dtype]
             np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance, err_msg=f"{aligned} {ratio}")
             assert got.dtype == dtype
-    assert sum(used) >= 8
+    assert sum(used) >= 100
 
 
 def test_products_leave_non_finite_windows_to_the_sample_by_sample_kernel(monkeypatch):
+    """A NaN or inf reaches exactly the bins whose samples touch it, as in the sample-by-sample kernel."""
     rng = np.random.default_rng(5)
     features = rng.standard_normal((1, 4, 10, 10)).astype(np.float32)
     features[0, 1, 4, 4], features[0, 2, 7, 1] = np.inf, np.nan
     rois = _rois(rng, 12, 0, 70, np.float32)
     args = (features, rois, np.zeros(12, dtype=np.int64), 2, 2, 2, 0.125, "avg", "asymmetric")
-    np.testing.assert_array_equal(roi_pooling.roi_align(*args), _sample_by_sample(monkeypatch, args))
+    got, expected = roi_pooling.roi_align(*args), _sample_by_sample(monkeypatch, args)
+    assert not np.isfinite(expected).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(got[np.isinf(expected)], expected[np.isinf(expected)])
+    np.testing.assert_allclose(got, expected, rtol=2e-6, atol=2e-6, equal_nan=True)
 
 
 def test_products_on_one_roi_by_hand():

@@ -5,9 +5,11 @@ on cell (y, x) is a product: (the bin row's weights on row y) * (the bin column'
 sum over that axis's samples of their bilinear weights divided by the axis's sample count. So each ROI's
 [C, pooled_h, pooled_w] result is Wy @ window @ Wx^T over the window of cells its samples reach: two BLAS products
 instead of four gathered corners per sample. The sums are those of the sample-by-sample kernel
-(roi_pooling._roi_align_chunk) in another order (its results to rounding). Used where the window holds a
-quarter as many cells as that kernel would gather corners or fewer, and every value in it is finite (an infinite cell must only reach the bins
-whose samples touch it, not every bin of the window through a zero weight)."""
+(roi_pooling._roi_align_chunk) in another order (its results to rounding). ROIs are taken in groups of similar
+window sizes (each group's window is its largest); a ROI is left to that kernel where its window has more than
+a quarter as many cells as that kernel gathers corners, and so is a group whose cells are not all finite (an
+infinite cell must only reach the bins whose samples touch it, not every bin of the window through a zero
+weight)."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,39 +22,66 @@ WINDOW_COST = 4
 
 
 def roi_align_avg(features, batch_ids, y_axis, x_axis, ratio_x, ratio_y, pooled_h, pooled_w, ctype):
-    """[R, C, pooled_h, pooled_w] (in ctype, a transposed view) for some ROIs on channels_last features [N, H, W, C], or None when the
-    sample-by-sample kernel should compute them. y_axis and x_axis are roi_pooling._sample_axis's results."""
+    """(result, done): [R, C, pooled_h, pooled_w] in ctype for some ROIs on channels_last features [N, H, W, C],
+    and which ROIs it holds (the others are for the sample-by-sample kernel). y_axis and x_axis are
+    roi_pooling._sample_axis's results for these ROIs."""
     height, width, channels = features.shape[1:]
-    rows, row_start, window_h = _axis_weights(*y_axis, ratio_y, height, ctype)
-    columns, column_start, window_w = _axis_weights(*x_axis, ratio_x, width, ctype)
-    corners = 4 * y_axis[0].shape[1] * y_axis[0].shape[2] * x_axis[0].shape[1] * x_axis[0].shape[2]
-    if window_h * window_w * WINDOW_COST > corners:
-        return None
-    cells = features[batch_ids[:, None, None], (row_start[:, None] + np.arange(window_h))[:, :, None],
-                     (column_start[:, None] + np.arange(window_w))[:, None, :]]
-    if not np.isfinite(cells).all():
-        return None
     count = len(batch_ids)
-    cells = cells.astype(ctype, copy=False).reshape(count, window_h, window_w * channels)
-    by_row = matmul(rows, cells).reshape(count, pooled_h, window_w, channels)  # [R, PH, window_w, C]
-    by_row = np.ascontiguousarray(by_row.transpose(0, 2, 1, 3)).reshape(count, window_w, pooled_h * channels)
-    result = matmul(columns, by_row).reshape(count, pooled_w, pooled_h, channels)
-    return result.transpose(0, 3, 2, 1)
+    row_first, row_length = _reach(y_axis)
+    column_first, column_length = _reach(x_axis)
+    corners = 4 * y_axis[0].shape[1] * y_axis[0].shape[2] * x_axis[0].shape[1] * x_axis[0].shape[2]
+    done = row_length * column_length * WINDOW_COST <= corners
+    result = np.empty((count, channels, pooled_h, pooled_w), dtype=ctype)
+    # groups: lengths up to the same power of two along both axes
+    group_of = _log2_ceil(row_length) * 64 + _log2_ceil(column_length)
+    for group in np.unique(group_of[done]):
+        rois = np.flatnonzero(done & (group_of == group))
+        window_h, window_w = int(row_length[rois].max()), int(column_length[rois].max())
+        row_start = np.minimum(row_first[rois], height - window_h)
+        column_start = np.minimum(column_first[rois], width - window_w)
+        cells = features[batch_ids[rois, None, None], (row_start[:, None] + np.arange(window_h))[:, :, None],
+                         (column_start[:, None] + np.arange(window_w))[:, None, :]]
+        if not np.isfinite(cells).all():
+            done[rois] = False
+            continue
+        rows = _weights([a[rois] for a in y_axis], ratio_y[rois], row_start, window_h, ctype)
+        columns = _weights([a[rois] for a in x_axis], ratio_x[rois], column_start, window_w, ctype)
+        result[rois] = _products(cells.astype(ctype, copy=False), rows, columns)
+    return result, done
 
 
-def _axis_weights(low, high, w_low, w_high, valid, ratio, size, ctype):
-    """Per ROI along one axis: the [R, pooled, window] weights of the window's cells (each bin's bilinear weights
-    summed over its samples, divided by the sample count), the window's first cell, and the window's length
-    (the same for all ROIs: the longest reach, moved inside [0, size))."""
-    first = np.where(valid, low, size).min(axis=(1, 2))
+def _products(cells, rows, columns):
+    """[R, C, PH, PW] from cells [R, window_h, window_w, C] and weights rows [R, PH, window_h], columns
+    [R, PW, window_w]."""
+    count, window_h, window_w, channels = cells.shape
+    pooled_h, pooled_w = rows.shape[1], columns.shape[1]
+    by_row = matmul(rows, cells.reshape(count, window_h, window_w * channels))  # [R, PH, window_w * C]
+    by_row = np.ascontiguousarray(by_row.reshape(count, pooled_h, window_w, channels).transpose(0, 2, 1, 3))
+    result = matmul(columns, by_row.reshape(count, window_w, pooled_h * channels))  # [R, PW, PH * C]
+    return result.reshape(count, pooled_w, pooled_h, channels).transpose(0, 3, 2, 1)
+
+
+def _reach(axis):
+    """Per ROI along one axis: the first cell its valid samples' corners touch and how many cells they span
+    (1 from cell 0 when it has no valid sample: its weights are all zero)."""
+    low, high, _, _, valid = axis
+    first = np.where(valid, low, np.iinfo(np.int64).max).min(axis=(1, 2))
     last = np.where(valid, high, -1).max(axis=(1, 2))
-    none = first > last  # no valid sample: all weights are zero
-    first, last = np.where(none, 0, first), np.where(none, 0, last)
-    window = int((last - first).max(initial=0)) + 1
-    start = np.minimum(first, size - window)
+    none = first > last
+    return np.where(none, 0, first), np.where(none, 1, last - first + 1)
+
+
+def _log2_ceil(lengths):
+    return np.ceil(np.log2(lengths)).astype(np.int64)
+
+
+def _weights(axis, ratio, start, window, ctype):
+    """[R, pooled, window] weights of the window's cells along one axis: each bin's bilinear weights summed over
+    its samples, divided by its sample count."""
+    low, high, w_low, w_high, _ = axis
     cells = np.arange(window)
     weights = ((low - start[:, None, None])[..., None] == cells) * w_low[..., None]
     weights += ((high - start[:, None, None])[..., None] == cells) * w_high[..., None]
     weights = weights.sum(axis=2, dtype=ctype)
     weights /= np.maximum(ratio, 1).astype(ctype)[:, None, None]
-    return weights, start, window
+    return weights
