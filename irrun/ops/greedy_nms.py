@@ -132,6 +132,7 @@ def _pairs_within(candidates, bounds):
     width = int((np.searchsorted(table[0], table[1], side="right") - np.arange(1, n + 1)).max(initial=0))
     if width <= 0:
         return _EMPTY, _EMPTY
+    proper = bool((table[0] <= table[1]).all())  # then x_lo[p] <= x_lo[q] <= x_hi[q] for every q after p
     table = _widened_f32(table)  # a superset of the touching pairs, compared at half the width
     x_lo, x_hi, y_lo, y_hi = (np.lib.stride_tricks.sliding_window_view(
         np.concatenate([t[1:], np.full(width, fill, dtype=t.dtype)]), width)
@@ -139,7 +140,8 @@ def _pairs_within(candidates, bounds):
     touch = np.less_equal(x_lo, table[1][:, None])
     touch &= np.less_equal(y_lo, table[3][:, None])
     touch &= np.less_equal(table[2][:, None], y_hi)
-    touch &= np.less_equal(table[0][:, None], x_hi)
+    if not proper:
+        touch &= np.less_equal(table[0][:, None], x_hi)
     p, k = np.divmod(np.flatnonzero(touch), width)
     i, j = order[p], order[p + 1 + k]
     return np.minimum(i, j), np.maximum(i, j)
