@@ -126,25 +126,35 @@ def _pairs_within(candidates, bounds):
     n = len(candidates)
     if bounds is None:
         return np.triu_indices(n, 1)
-    order = np.argsort(bounds[0][candidates], kind="stable")
-    table = tuple(b[candidates[order]] for b in bounds)
-    # sorted on x_lo, box p can only touch the boxes after it up to the first whose x_lo is past its x_hi
-    width = int((np.searchsorted(table[0], table[1], side="right") - np.arange(1, n + 1)).max(initial=0))
+    # sorted on x_lo, box p can only touch the boxes after it up to the first whose x_lo is past its x_hi; the same
+    # holds in y: the sorted axis is the one where that reach is shorter (lo, hi below), the other is checked
+    width, order, table = min((_reach(candidates, bounds, axis) for axis in (0, 2)), key=lambda found: found[0])
     if width <= 0:
         return _EMPTY, _EMPTY
-    proper = bool((table[0] <= table[1]).all())  # then x_lo[p] <= x_lo[q] <= x_hi[q] for every q after p
+    proper = bool((table[0] <= table[1]).all())  # then lo[p] <= lo[q] <= hi[q] for every q after p
     table = _widened_f32(table)  # a superset of the touching pairs, compared at half the width
-    x_lo, x_hi, y_lo, y_hi = (np.lib.stride_tricks.sliding_window_view(
+    lo, hi, other_lo, other_hi = (np.lib.stride_tricks.sliding_window_view(  # [p, k]: box p + 1 + k
         np.concatenate([t[1:], np.full(width, fill, dtype=t.dtype)]), width)
         for t, fill in zip(table, _NEVER_TOUCHING))
-    touch = np.less_equal(x_lo, table[1][:, None])
-    touch &= np.less_equal(y_lo, table[3][:, None])
-    touch &= np.less_equal(table[2][:, None], y_hi)
+    touch = np.less_equal(lo, table[1][:, None])
+    touch &= np.less_equal(other_lo, table[3][:, None])
+    touch &= np.less_equal(table[2][:, None], other_hi)
     if not proper:
-        touch &= np.less_equal(table[0][:, None], x_hi)
+        touch &= np.less_equal(table[0][:, None], hi)
     p, k = np.divmod(np.flatnonzero(touch), width)
     i, j = order[p], order[p + 1 + k]
     return np.minimum(i, j), np.maximum(i, j)
+
+
+def _reach(candidates, bounds, axis):
+    """(window width, order, bounds in that order with `axis`'s first) for candidates sorted on the low end of
+    `axis` (0: x, 2: y)."""
+    order = np.argsort(bounds[axis][candidates], kind="stable")
+    table = tuple(b[candidates[order]] for b in bounds)
+    if axis:
+        table = table[2:] + table[:2]
+    width = int((np.searchsorted(table[0], table[1], side="right") - np.arange(1, len(order) + 1)).max(initial=0))
+    return width, order, table
 
 
 def _widened_f32(table):
