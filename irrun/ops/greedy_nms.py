@@ -185,15 +185,13 @@ def _resolve(candidates, pairs, suppresses):
     for _ in range(ROUNDS):
         threatened = np.zeros(n, dtype=bool)
         threatened[j] = True
-        new = ~decided & ~threatened
+        new = ~(decided | threatened)
         kept |= new
         decided |= new
         if decided.all():
             return kept
-        dropped = np.zeros(n, dtype=bool)
-        dropped[j[new[i]]] = True
-        decided |= dropped
-        live = ~decided[i] & ~decided[j]
+        decided[j[new[i]]] = True  # dropped: a new one suppresses them (none of them is new: they are threatened)
+        live = ~(decided[i] | decided[j])
         i, j = i[live], j[live]
     order = np.argsort(i, kind="stable")
     i, j = i[order], j[order]
