@@ -13,7 +13,8 @@ practice; a step per candidate if they do not settle). At most PAIRS pairs are t
 
 With `bounds` (x_lo, x_hi, y_lo, y_hi per candidate, f64, finite) a pair is tested only when its closed
 boxes intersect: the ops pass bounds only when a pair of disjoint boxes can never suppress. Pairs are found by
-sorting on x_lo, so the work follows the number of overlapping pairs rather than its square."""
+sorting on x_lo (within a block on x_lo or y_lo, whichever keeps the windows shorter), so the work follows the
+number of overlapping pairs rather than its square."""
 from __future__ import annotations
 
 import numpy as np

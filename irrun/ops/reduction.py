@@ -240,8 +240,9 @@ def topk(x, k, axis, largest, sort):
         kth = np.partition(row, at)[at]
         better = np.flatnonzero(row > kth if largest else row < kth)
         tied = np.flatnonzero(row == kth)[:k - len(better)]  # after the better ones, by index
-        chosen = np.concatenate([better[_stable_order(row[better], largest)], tied])
-        chosen = chosen.reshape(moved.shape[:-1] + (k,))
+        if len(better):
+            tied = np.concatenate([better[_stable_order(row[better], largest)], tied])
+        chosen = tied.reshape(moved.shape[:-1] + (k,))
     else:
         chosen = _stable_order(moved, largest)[..., :k]
     if sort == "index":
