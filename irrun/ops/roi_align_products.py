@@ -79,9 +79,13 @@ def _weights(axis, ratio, start, window, ctype):
     """[R, pooled, window] weights of the window's cells along one axis: each bin's bilinear weights summed over
     its samples, divided by its sample count."""
     low, high, w_low, w_high, _ = axis
-    cells = np.arange(window)
-    weights = ((low - start[:, None, None])[..., None] == cells) * w_low[..., None]
-    weights += ((high - start[:, None, None])[..., None] == cells) * w_high[..., None]
-    weights = weights.sum(axis=2, dtype=ctype)
+    count, pooled = low.shape[:2]
+    bins = (np.arange(count)[:, None, None] * pooled + np.arange(pooled)[:, None]) * window
+    weights = np.zeros(count * pooled * window)
+    for cell, weight in ((low, w_low), (high, w_high)):
+        # a sample outside the window is not valid and weighs 0: clipped in only to keep its index in range
+        at = bins + np.clip(cell - start[:, None, None], 0, window - 1)
+        weights += np.bincount(at.reshape(-1), weight.reshape(-1), minlength=weights.size)
+    weights = weights.reshape(count, pooled, window).astype(ctype)
     weights /= np.maximum(ratio, 1).astype(ctype)[:, None, None]
     return weights
