@@ -73,12 +73,13 @@ class _ConvBase(Op):
         if filters.shape is not None and data.shape is None:
             require_rank(filters.shape, tuple(r + self.filter_extra for r in (3, 4, 5)), "filters", 1)
         _check_type(data, filters)
-        if self.strides is None or len(self.strides) != spatial:
-            raise ShapeError(f"strides {list(self.strides)} should be defined for all and only the {spatial} spatial "
-                             f"dimensions", rule="attr.length")
-        if len(self.dilations) != spatial:
-            raise ShapeError(f"dilations {list(self.dilations)} should be defined for all and only the {spatial} "
-                             f"spatial dimensions", rule="attr.length")
+        for name, values in (("strides", self.strides), ("dilations", self.dilations)):
+            if not values:  # OpenVINO takes ones
+                raise ShapeError(f"{name} is empty; it should be defined for all the {spatial} spatial dimensions",
+                                 rule="attr.length.spec")
+            if len(values) != spatial:
+                raise ShapeError(f"{name} {list(values)} should be defined for all and only the {spatial} spatial "
+                                 f"dimensions", rule="attr.length")
         pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
         if len(pb) != spatial or len(pe) != spatial:
             raise ShapeError(f"pads_begin {list(self.pads_begin)} and pads_end {list(self.pads_end)} should be "

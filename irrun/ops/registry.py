@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import InvalidAttributeError, ShapeError
 from ..ir.types import ElementType
 from .attrs import REQUIRED, Attr, SpecValueError
+from .missing_attrs import missing_rule
 
 Shape = tuple  # of int (static) or None (dynamic); a None shape means dynamic rank
 
@@ -78,7 +79,8 @@ class Op:
             present = [n for n in attr.xml_names if n in layer.attrs]
             if not present:
                 if attr.default is REQUIRED:
-                    raise InvalidAttributeError(f"required attribute '{name}' is missing", rule="attr.missing")
+                    raise InvalidAttributeError(f"required attribute '{name}' is missing",
+                                                rule=missing_rule(cls.type, cls.version, attr.xml_names))
                 values[name] = attr.default
                 continue
             consumed.update(present)
