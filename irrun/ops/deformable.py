@@ -222,9 +222,6 @@ class BinaryConvolution1(_ConvBase):
         require_rank(filters.shape, (4,), "filters", 1)
         if data.type.storage is None or data.type.name in ("boolean", "string"):
             raise ShapeError(f"element type {data.type} is not numeric", rule="port.type", port=0)
-        # OpenVINO accepts any filter type but its kernels read the bits of packed u1 weights
-        if filters.type.name != "u1":
-            raise ShapeError(f"filters must be u1 (packed bits), got {filters.type}", rule="port.type", port=1)
         pb, pe = self.check_common(data, _as_type(filters, data.type), 2)
         channels = None if data.shape is None else data.shape[1]
         in_channels = None if filters.shape is None else filters.shape[1]
@@ -237,6 +234,10 @@ class BinaryConvolution1(_ConvBase):
                                      _auto_pad(self.auto_pad))
         batch = None if data.shape is None else data.shape[0]
         out_channels = None if filters.shape is None else filters.shape[0]
+        # OpenVINO's reader takes any filter type (checked last, so that its own refusals come first); the
+        # kernels read the bits of packed u1 weights
+        if filters.type.name != "u1":
+            raise ShapeError(f"filters must be u1 (packed bits), got {filters.type}", rule="port.type.spec", port=1)
         return [TensorInfo((batch, out_channels, *out), data.type)]
 
     def run(self, inputs, in_infos, out_infos):
