@@ -723,7 +723,7 @@ class PRelu(Op):
                     m is not None and d is not None and m != d for m, d in zip(merged, data.shape))) \
                     or len(merged) != len(data.shape):
                 raise ShapeError(f"slope {shape_str(slope.shape)} does not broadcast to the data "
-                                 f"{shape_str(data.shape)}", rule="shape.broadcast", port=1)
+                                 f"{shape_str(data.shape)}", rule="shape.broadcast.spec", port=1)  # OpenVINO reads it
         return [TensorInfo(data.shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):
