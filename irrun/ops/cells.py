@@ -18,7 +18,7 @@ from ..errors import ShapeError
 from .attrs import Bool, Enum, Names
 from .blas import matmul
 from .registry import TensorInfo, op
-from .sequence import ACTIVATIONS, GRUSequence5, LSTMSequence5, Recurrent, RNNSequence5
+from .sequence import ACTIVATIONS, GRUSequence5, LSTMSequence5, Recurrent, RNNSequence5, require_input_size
 from .shapes import require_rank, shape_str
 
 
@@ -60,7 +60,7 @@ class _Cell(Recurrent):
             if shape is not None and batch is None:
                 batch = shape[0]
         checks = [(1 + k, "initial state", (batch, hidden)) for k in range(n)]
-        checks += [(1 + n, "W", (self.gates * hidden, in_size)), (2 + n, "R", (self.gates * hidden, hidden)),
+        checks += [(1 + n, "W", (self.gates * hidden, None)), (2 + n, "R", (self.gates * hidden, hidden)),
                    (3 + n, "B", (self.bias_gates() * hidden,))]
         checks += self.extra_inputs()
         for port, what, want in checks:
@@ -71,6 +71,7 @@ class _Cell(Recurrent):
                 if got_dim is not None and want_dim is not None and got_dim != want_dim:
                     raise ShapeError(f"{what} shape {shape_str(shape)} does not match the expected "
                                      f"{shape_str(want)}", rule="port.dims", port=port)
+        require_input_size(inputs[1 + n].shape, in_size, 1 + n)
         state = TensorInfo((batch, hidden), float_type)
         return [state] * n
 

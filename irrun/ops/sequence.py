@@ -22,6 +22,13 @@ ACTIVATIONS = {
 }
 
 
+def require_input_size(w_shape, in_size, port: int) -> None:
+    """W's last dim against X's: OpenVINO's reader does not compare them, the op cannot run without it."""
+    if w_shape is not None and None not in (w_shape[-1], in_size) and w_shape[-1] != in_size:
+        raise ShapeError(f"W shape {shape_str(w_shape)} has input size {w_shape[-1]}, X has {in_size}",
+                         rule="port.dims.spec", port=port)
+
+
 def _sigmoid(x):
     return 1 / (1 + np.exp(-x))  # exp overflow gives 0: the runtime runs kernels under np.errstate
 
@@ -72,9 +79,6 @@ class _RecurrentSequence(Recurrent):
             if not info.type.is_float or info.type != float_type:
                 raise ShapeError(f"input {port} has type {info.type}, expected the floating-point type of X "
                                  f"({float_type})", rule="port.type", port=port)
-        if not seq_lengths.type.is_integer:
-            raise ShapeError(f"sequence lengths must be integers, got {seq_lengths.type}", rule="port.type",
-                             port=1 + self.num_states)
         require_rank(x.shape, (3,), "X", 0)
         for k, state in enumerate(states):
             require_rank(state.shape, (3,), "initial state", 1 + k)
@@ -99,7 +103,7 @@ class _RecurrentSequence(Recurrent):
         expected = {
             "initial state": [(1 + k, s.shape, (batch, directions, hidden)) for k, s in enumerate(states)],
             "sequence lengths": [(1 + self.num_states, seq_lengths.shape, (batch,))],
-            "W": [(port_w, w.shape, (directions, self.gates * hidden, in_size))],
+            "W": [(port_w, w.shape, (directions, self.gates * hidden, None))],
             "R": [(port_w + 1, r.shape, (directions, self.gates * hidden, hidden))],
             "B": [(port_w + 2, b.shape, (directions, self.bias_gates() * hidden))],
         }
@@ -117,6 +121,11 @@ class _RecurrentSequence(Recurrent):
                 if s is not None and s[0] is not None:
                     batch = s[0]
                     break
+        # OpenVINO's reader checks neither (checked last, so that its own refusals come first)
+        require_input_size(w.shape, in_size, port_w)
+        if not seq_lengths.type.is_integer:
+            raise ShapeError(f"sequence lengths must be integers, got {seq_lengths.type}", rule="port.type.spec",
+                             port=1 + self.num_states)
         y = TensorInfo((batch, directions, steps, hidden), float_type)
         state = TensorInfo((batch, directions, hidden), float_type)
         return [y] + [state] * self.num_states
