@@ -53,15 +53,19 @@ class _Cell(Recurrent):
         for port, what, _ in self.extra_inputs():
             if len(inputs) > port:
                 require_rank(inputs[port].shape, (1,), what, port)
-        hidden = self.hidden_size
+        known = [info.shape[1] for info in inputs[1:1 + n] + [inputs[2 + n]]
+                 if info.shape is not None and info.shape[1] is not None]
+        problem = self.hidden_size_problem(known[0] if known else None)  # raised after OpenVINO's own checks
+        hidden = known[0] if known else (self.hidden_size if problem is None else None)
         batch, in_size = (None, None) if x.shape is None else x.shape
         for k in range(n):
             shape = inputs[1 + k].shape
             if shape is not None and batch is None:
                 batch = shape[0]
         checks = [(1 + k, "initial state", (batch, hidden)) for k in range(n)]
-        checks += [(1 + n, "W", (self.gates * hidden, None)), (2 + n, "R", (self.gates * hidden, hidden)),
-                   (3 + n, "B", (self.bias_gates() * hidden,))]
+        gate_rows = None if hidden is None else self.gates * hidden
+        bias_rows = None if hidden is None else self.bias_gates() * hidden
+        checks += [(1 + n, "W", (gate_rows, None)), (2 + n, "R", (gate_rows, hidden)), (3 + n, "B", (bias_rows,))]
         checks += self.extra_inputs()
         for port, what, want in checks:
             if port >= len(inputs) or inputs[port].shape is None:
@@ -72,6 +76,8 @@ class _Cell(Recurrent):
                     raise ShapeError(f"{what} shape {shape_str(shape)} does not match the expected "
                                      f"{shape_str(want)}", rule="port.dims", port=port)
         require_input_size(inputs[1 + n].shape, in_size, 1 + n)
+        if problem is not None:
+            raise problem
         state = TensorInfo((batch, hidden), float_type)
         return [state] * n
 

@@ -55,8 +55,16 @@ class Recurrent(Op):
         for name in self.activations:
             if name not in ACTIVATIONS:
                 raise ShapeError(f"activation {name!r} is not supported (relu, sigmoid, tanh)", rule="attr.value")
+
+    def hidden_size_problem(self, given):
+        """hidden_size against the inputs' hidden size `given` (None: not known). OpenVINO's reader takes the
+        inputs' size whatever the attribute says; its CPU plugin cannot compile the op."""
+        if given is not None and given != self.hidden_size:
+            return ShapeError(f"hidden_size {self.hidden_size} differs from the inputs' hidden size {given}",
+                              rule="attr.value.spec")
         if self.hidden_size <= 0:
-            raise ShapeError(f"hidden_size {self.hidden_size} must be positive", rule="attr.range")
+            return ShapeError(f"hidden_size {self.hidden_size} must be positive", rule="attr.range.spec")
+        return None
 
 
 class _RecurrentSequence(Recurrent):
@@ -95,10 +103,9 @@ class _RecurrentSequence(Recurrent):
                     raise ShapeError(f"hidden size {shape[2]} of {shape_str(shape)} differs from the other inputs' "
                                      f"{given}", rule="port.dims", port=port)
                 given = shape[2]
-        if given is not None and given != hidden:
-            # OpenVINO's reader takes the inputs' hidden size; its CPU plugin then cannot compile the op.
-            raise ShapeError(f"hidden_size {hidden} differs from the inputs' hidden size {given}",
-                             rule="attr.value.spec")
+        problem = self.hidden_size_problem(given)
+        if problem is not None:
+            raise problem
         batch, steps, in_size = (None, None, None) if x.shape is None else x.shape
         expected = {
             "initial state": [(1 + k, s.shape, (batch, directions, hidden)) for k, s in enumerate(states)],
