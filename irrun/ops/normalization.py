@@ -14,9 +14,14 @@ from .registry import Op, TensorInfo, op, same_buffer
 from .shapes import shape_str
 
 
-def _require_float(info, port=0):
+def _require_float(info, port=0, rule="port.type"):
     if not info.type.is_float or info.type.storage is None:
-        raise ShapeError(f"element type must be a float type, got {info.type}", rule="port.type", port=port)
+        raise ShapeError(f"element type must be a float type, got {info.type}", rule=rule, port=port)
+
+
+def _require_float_data(data):
+    """MVN, NormalizeL2, LRN: OpenVINO's reader takes data of any type (checked last, after its own checks)."""
+    _require_float(data, 0, "port.type.spec")
 
 
 def _work(x):
@@ -86,11 +91,16 @@ class MVN2(Op):
 
     def infer(self, inputs):
         (data,) = inputs
-        _require_float(data)
         if data.shape is not None:
             if self.reduction_axes is None and len(data.shape) < 2:
                 raise ShapeError(f"input rank {len(data.shape)} must be at least 2", rule="port.rank", port=0)
-            self.axes(len(data.shape))
+            try:
+                self.axes(len(data.shape))
+            except ShapeError as exc:
+                if exc.rule == "attr.range":  # OpenVINO's MVN-1 shape inference does not check the axes' range
+                    exc.rule = "attr.range.spec"
+                raise
+        _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):
@@ -113,7 +123,6 @@ class MVN6(Op):
 
     def infer(self, inputs):
         data, axes = inputs
-        _require_float(data)
         if axes.is_static and len(axes.shape) != 1:  # OpenVINO: a static axes shape must be 1-D, a scalar too
             raise ShapeError(f"axes must be a 1-D tensor, got {shape_str(axes.shape)}", rule="port.rank", port=1)
         try:
@@ -127,6 +136,7 @@ class MVN6(Op):
         if data.rank is not None and axes.shape is not None and axes.shape and axes.shape[0] is not None \
                 and axes.shape[0] > data.rank:
             raise ShapeError(f"{axes.shape[0]} axes given for rank {data.rank}", rule="port.dims", port=1)
+        _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):
@@ -151,8 +161,8 @@ class NormalizeL21(Op):
 
     def infer(self, inputs):
         data, axes = inputs
-        _require_float(data)
         axes_input(axes, data.rank)
+        _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):
@@ -230,13 +240,13 @@ class LRN1(Op):
 
     def infer(self, inputs):
         data, axes = inputs
-        _require_float(data)
         if axes.shape is not None and len(axes.shape) != 1:
             raise ShapeError(f"axes input must be 1-D, got {shape_str(axes.shape)}", rule="port.rank", port=1)
         if data.rank is not None and axes.shape is not None and axes.shape[0] is not None \
                 and axes.shape[0] > data.rank:
             raise ShapeError(f"{axes.shape[0]} axes given for rank {data.rank}", rule="port.dims", port=1)
         axes_input(axes, data.rank)
+        _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):
