@@ -288,15 +288,11 @@ class DeformablePSROIPooling1(Op):
 
     def infer(self, inputs):
         data, rois = inputs[:2]
-        for name in ("output_dim", "group_size", "spatial_bins_x", "spatial_bins_y", "part_size"):
+        for name in ("output_dim", "group_size"):
             if getattr(self, name) <= 0:
                 raise ShapeError(f"{name} {getattr(self, name)} must be positive", rule="attr.range")
-        _check_feature_and_rois(data, rois, 5, "batch_id, x1, y1, x2, y2")
-        needed = self.output_dim * self.group_size ** 2
-        # OpenVINO does not check the channel count; its kernel reads channels up to `needed`
-        if data.shape is not None and data.shape[1] is not None and data.shape[1] < needed:
-            raise ShapeError(f"feature map has {data.shape[1]} channels, needs output_dim * group_size^2 = "
-                             f"{needed}", rule="port.dims", port=0)
+        require_rank(data.shape, (4,), "feature map", 0)
+        require_rank(rois.shape, (2,), "ROIs", 1)
         num_rois = None if rois.shape is None else rois.shape[0]
         if len(inputs) == 3:
             offsets = inputs[2]
@@ -312,9 +308,19 @@ class DeformablePSROIPooling1(Op):
                 if coords is not None and (coords % 2 or coords == 0 or self.output_dim % (coords // 2)):
                     raise ShapeError(f"offsets {shape_str(offsets.shape)} must have 2 * classes channels, classes "
                                      f"dividing output_dim {self.output_dim}", rule="port.dims", port=2)
-                if not (_dims_match(ph, self.part_size) and _dims_match(pw, self.part_size)):
+                if self.part_size > 0 and not (_dims_match(ph, self.part_size) and _dims_match(pw, self.part_size)):
                     raise ShapeError(f"offsets {shape_str(offsets.shape)} must be part_size ({self.part_size}) "
                                      f"square", rule="port.dims", port=2)
+        # OpenVINO's reader checks neither the types, the ROIs' width nor the channel count (its kernel reads
+        # channels up to `needed`): checked last, after its own checks
+        _check_feature_and_rois(data, rois, 5, "batch_id, x1, y1, x2, y2", suffix=".spec")
+        for name in ("spatial_bins_x", "spatial_bins_y", "part_size"):
+            if getattr(self, name) <= 0:
+                raise ShapeError(f"{name} {getattr(self, name)} must be positive", rule="attr.range.spec")
+        needed = self.output_dim * self.group_size ** 2
+        if data.shape is not None and data.shape[1] is not None and data.shape[1] < needed:
+            raise ShapeError(f"feature map has {data.shape[1]} channels, needs output_dim * group_size^2 = "
+                             f"{needed}", rule="port.dims.spec", port=0)
         return [TensorInfo((num_rois, self.output_dim, self.group_size, self.group_size), data.type)]
 
     def run(self, inputs, in_infos, out_infos):

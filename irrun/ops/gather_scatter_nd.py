@@ -219,9 +219,6 @@ class SliceScatter15(Op):
 
     def infer(self, inputs):
         data, updates = inputs[0], inputs[1]
-        if updates.type != data.type:
-            raise ShapeError(f"updates type {updates.type} differs from data type {data.type}", rule="port.type",
-                             port=1)
         index = self.slicing(inputs)
         if index is not None and updates.shape is not None:
             expected = tuple(d if sl == slice(None) else slice_length(d, sl.start, sl.stop, sl.step)
@@ -238,6 +235,9 @@ class SliceScatter15(Op):
             # the slice is not known, but no slice is longer than its axis (OpenVINO bounds each dim by it)
             raise ShapeError(f"updates {shape_str(updates.shape)} are larger than any slice of data "
                              f"{shape_str(data.shape)}", rule="port.dims", port=1)
+        if updates.type != data.type:  # OpenVINO's reader takes it (checked last, after its own checks)
+            raise ShapeError(f"updates type {updates.type} differs from data type {data.type}",
+                             rule="port.type.spec", port=1)
         return [TensorInfo(data.shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):

@@ -17,15 +17,16 @@ GATHER_ELEMENTS = 1 << 23  # gather at most this many elements per chunk of ROIs
 
 # ---------------------------------------------------------------- shared ROI checks
 
-def _check_feature_and_rois(data, rois, second_dim, box_name):
+def _check_feature_and_rois(data, rois, second_dim, box_name, suffix=""):
+    """suffix ".spec": the type and ROI-width rules of an op OpenVINO's reader does not check them for."""
     require_rank(data.shape, (4,), "feature map", 0)
     require_rank(rois.shape, (2,), "ROIs", 1)
     if data.type != rois.type or not data.type.is_float:
         raise ShapeError(f"feature map and ROIs must share one floating-point type, got {data.type} and {rois.type}",
-                         rule="port.type", port=1)
+                         rule="port.type" + suffix, port=1)
     if rois.shape is not None and rois.shape[1] not in (None, second_dim):
         raise ShapeError(f"ROIs shape {shape_str(rois.shape)} must be [num_rois, {second_dim}] ({box_name})",
-                         rule="port.dims", port=1)
+                         rule="port.dims" + suffix, port=1)
 
 
 def _roi_chunks(count, per_roi):
