@@ -34,10 +34,6 @@ class GenerateProposals9(ValueDependentOp):
         require_rank(im_info.shape, (2,), "im_info", 0)
         for port in (1, 2, 3):
             require_rank(inputs[port].shape, (4,), names[port], port)
-        for port, info in enumerate(inputs):
-            _float_input(info, names[port], port)
-            if info.type != im_info.type:
-                raise ShapeError(f"{names[port]} is {info.type}, im_info {im_info.type}", rule="port.type", port=port)
         if self.nms_eta != 1.0:
             raise ShapeError(f"nms_eta {self.nms_eta}: only 1.0 is supported (as in OpenVINO)", rule="attr.range")
         if im_info.shape is not None and im_info.shape[1] not in (None, 3, 4):
@@ -61,6 +57,7 @@ class GenerateProposals9(ValueDependentOp):
                 if None not in (a, s) and a != s:
                     raise ShapeError(f"anchors {shape_str(anchors.shape)} do not match scores "
                                      f"{shape_str(scores.shape)}", rule="port.dims", port=1)
+        self.check_types(inputs, names)
         batch = next(iter(known), None)
         if all(i.value is not None for i in inputs):
             rois, roi_scores, counts = self._compute([np.asarray(i.value) for i in inputs])
@@ -70,6 +67,19 @@ class GenerateProposals9(ValueDependentOp):
                     TensorInfo(counts.shape, self.roi_num_type, counts.astype(self.roi_num_type.storage))]
         return [TensorInfo((None, 4), anchors.type), TensorInfo((None,), anchors.type),
                 TensorInfo((batch,), self.roi_num_type)]
+
+    @staticmethod
+    def check_types(inputs, names):
+        """OpenVINO's reader takes inputs of any type (checked after its own checks): .spec rules."""
+        for port, info in enumerate(inputs):
+            try:
+                _float_input(info, names[port], port)
+            except ShapeError as exc:
+                exc.rule = "port.type.spec"
+                raise
+            if info.type != inputs[0].type:
+                raise ShapeError(f"{names[port]} is {info.type}, im_info {inputs[0].type}", rule="port.type.spec",
+                                 port=port)
 
     def _compute(self, values):
         im_info, anchors, deltas, scores = (v.astype(F32, copy=False) for v in values)
