@@ -64,23 +64,40 @@ def _check_minimum(value: int, minimum) -> None:
         raise ValueError(f"{value} is below the minimum {minimum}")
 
 
+def _below_minimum(values, minimum) -> list[str]:
+    """`read_below`: the spec's minimum, which OpenVINO's reader does not check (it reads a negative value
+    as a huge unsigned one, whose arithmetic wraps back to the signed value's)."""
+    return [f"{value} is below the minimum {minimum} (OpenVINO reads it)" for value in values if value < minimum]
+
+
 class Int(Attr):
     kind = "int"
 
-    def __init__(self, default=REQUIRED, min=None, aliases=()):
+    def __init__(self, default=REQUIRED, min=None, aliases=(), read_below=False):
         super().__init__(default, aliases)
-        self.min = min
+        self.min, self.read_below = min, read_below
 
     def parse(self, text):
-        return _int(text, self.min)
+        if not self.read_below:
+            return _int(text, self.min)
+        try:
+            value = _int(text)
+        except SpecValueError as exc:
+            value, lenient = exc.value, [str(exc)]
+        else:
+            lenient = []
+        lenient += _below_minimum([value], self.min)
+        if lenient:
+            raise SpecValueError("; ".join(lenient), value)
+        return value
 
 
 class Ints(Attr):
     kind = "int[]"
 
-    def __init__(self, default=REQUIRED, min=None, aliases=()):
+    def __init__(self, default=REQUIRED, min=None, aliases=(), read_below=False):
         super().__init__(default, aliases)
-        self.min = min
+        self.min, self.read_below = min, read_below
 
     def parse(self, text):
         if not text.strip():
@@ -90,10 +107,12 @@ class Ints(Attr):
             if not part.strip():
                 _empty_item(text)
             try:
-                values.append(_int(part, self.min))
+                values.append(_int(part, None if self.read_below else self.min))
             except SpecValueError as exc:
                 values.append(exc.value)
                 lenient.append(str(exc))
+        if self.read_below:
+            lenient += _below_minimum(values, self.min)
         if lenient:
             raise SpecValueError("; ".join(lenient), tuple(values))
         return tuple(values)

@@ -834,8 +834,8 @@ class Col2Im15(Op):
 
     strides = Ints(default=(1, 1))
     dilations = Ints(default=(1, 1))
-    pads_begin = Ints(default=(0, 0), min=0)
-    pads_end = Ints(default=(0, 0), min=0)
+    pads_begin = Ints(default=(0, 0), min=0, read_below=True)
+    pads_end = Ints(default=(0, 0), min=0, read_below=True)
     num_inputs = (3, 3)
 
     def _pair(self, info, what, port):
@@ -860,10 +860,10 @@ class Col2Im15(Op):
         for name in ("strides", "dilations", "pads_begin", "pads_end"):
             if len(getattr(self, name)) != 2:
                 raise ShapeError(f"attribute '{name}' has {len(getattr(self, name))} values, expected 2",
-                                 rule="attr.length")
+                                 rule="attr.length.spec")  # OpenVINO's reader does not check them
         if any(v <= 0 for v in (*self.strides, *self.dilations)):
             raise ShapeError(f"strides {list(self.strides)} and dilations {list(self.dilations)} must be positive",
-                             rule="attr.range")
+                             rule="attr.range.spec")
         require_rank(data.shape, (2, 3), "data", 0)
         size = self._pair(size_info, "output_size", 1)
         kernel = self._pair(kernel_info, "kernel_size", 2)

@@ -44,7 +44,7 @@ def _descending(values):
 
 @op("ExperimentalDetectronTopKROIs", 6)
 class ExperimentalDetectronTopKROIs6(Op):
-    max_rois = Int(default=0, min=0)
+    max_rois = Int(default=0, min=0, read_below=True)
     num_inputs = (2, 2)
 
     def infer(self, inputs):
@@ -73,8 +73,8 @@ class ExperimentalDetectronTopKROIs6(Op):
 @op("ExperimentalDetectronPriorGridGenerator", 6)
 class ExperimentalDetectronPriorGridGenerator6(Op):
     flatten = Bool(default=True)
-    h = Int(default=0, min=0)
-    w = Int(default=0, min=0)
+    h = Int(default=0, min=0, read_below=True)
+    w = Int(default=0, min=0, read_below=True)
     stride_x = Float(default=0.0)
     stride_y = Float(default=0.0)
     num_inputs = (3, 3)
@@ -129,8 +129,8 @@ class ExperimentalDetectronPriorGridGenerator6(Op):
 
 @op("ExperimentalDetectronROIFeatureExtractor", 6)
 class ExperimentalDetectronROIFeatureExtractor6(Op):
-    output_size = Int(min=0)
-    sampling_ratio = Int(min=0)
+    output_size = Int(min=0, read_below=True)
+    sampling_ratio = Int(min=0, read_below=True)
     pyramid_scales = Ints()
     aligned = Bool(default=False)
     num_inputs = (2, 1 << 30)
@@ -242,8 +242,8 @@ _MAX_DELTA_LOG_WH = F32(np.log(1000.0 / 16.0))
 class ExperimentalDetectronGenerateProposalsSingleImage6(Op):
     min_size = Float()
     nms_threshold = Float()
-    post_nms_count = Int(min=0)
-    pre_nms_count = Int(min=0)
+    post_nms_count = Int(min=0, read_below=True)
+    pre_nms_count = Int(min=0, read_below=True)
     num_inputs = (4, 4)
 
     def infer(self, inputs):
@@ -319,7 +319,7 @@ class ExperimentalDetectronDetectionOutput6(Op):
     max_delta_log_wh = Float()
     num_classes = Int(min=1)
     post_nms_count = Int()
-    max_detections_per_image = Int(min=0)
+    max_detections_per_image = Int(min=0, read_below=True)
     class_agnostic_box_regression = Bool(default=False)  # read, and ignored by OpenVINO's kernels
     deltas_weights = Floats()
     num_inputs = (4, 4)

@@ -24,15 +24,18 @@ def _axis_geometry(size, kernel, stride, rate, auto_pad):
 
 @op("ExtractImagePatches", 3)
 class ExtractImagePatches3(Op):
-    sizes = Ints(min=1)
-    strides = Ints(min=1)
-    rates = Ints(min=1)
+    sizes = Ints(min=1, read_below=True)
+    strides = Ints(min=1, read_below=True)
+    rates = Ints(min=1, read_below=True)
     auto_pad = Enum("valid", "same_upper", "same_lower")
 
     def check_attrs(self):
         for name in ("sizes", "strides", "rates"):
             if len(getattr(self, name)) != 2:
                 raise ShapeError(f"{name} must hold 2 values, got {list(getattr(self, name))}", rule="attr.value")
+        for name in ("strides", "rates"):  # OpenVINO refuses a 0, reads a negative value (attr.value.spec)
+            if 0 in getattr(self, name):
+                raise ShapeError(f"{name} {list(getattr(self, name))} must be positive", rule="attr.range")
 
     def infer(self, inputs):
         (data,) = inputs

@@ -69,6 +69,10 @@ def check_pool_attributes(op_, rank, shape=None):
         if len(values) != spatial:
             raise ShapeError(f"attribute '{name}' has {len(values)} values, expected {spatial} "
                              f"(input rank {rank} minus 2)", rule="attr.length")
+    for name in ("pads_begin", "pads_end"):  # another negative pad is read, as a huge unsigned number
+        if -1 in (getattr(op_, name, None) or ()):
+            raise ShapeError(f"attribute '{name}' has -1, which OpenVINO reads as a dynamic dim and refuses",
+                             rule="attr.value")
     kernel = getattr(op_, "kernel", None) or ()
     if any(v <= 0 for v in kernel):
         raise ShapeError(f"attribute 'kernel' has a non-positive value {list(kernel)}", rule="attr.range")
@@ -83,8 +87,8 @@ def check_pool_attributes(op_, rank, shape=None):
 @op("MaxPool", 1)
 class MaxPool1(Op):
     strides = Ints()
-    pads_begin = Ints(min=0)
-    pads_end = Ints(min=0)
+    pads_begin = Ints(min=0, read_below=True)
+    pads_end = Ints(min=0, read_below=True)
     kernel = Ints()
     rounding_type = Enum("floor", "ceil", default="floor")
     auto_pad = Enum(*AUTO_PADS, default="explicit")

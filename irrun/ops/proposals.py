@@ -408,12 +408,12 @@ def _round_half_away(x):
 
 
 class _ProposalBase(Op):
-    base_size = Int(min=0)
-    pre_nms_topn = Int(min=0)
-    post_nms_topn = Int(min=0)
+    base_size = Int(min=0, read_below=True)
+    pre_nms_topn = Int(min=0, read_below=True)
+    post_nms_topn = Int(min=0, read_below=True)
     nms_thresh = Float()
-    feat_stride = Int(min=0)
-    min_size = Int(min=0)
+    feat_stride = Int(min=0, read_below=True)
+    min_size = Int(min=0, read_below=True)
     ratio = Floats()
     scale = Floats()
     clip_before_nms = Bool(default=True)

@@ -109,8 +109,8 @@ _OUTPUT_TYPES = ("f16", "bf16", "f32", "f64", "i32", "i64")
 @op("RandomUniform", 8)
 class RandomUniform8(Op):
     output_type = Type()
-    global_seed = Int(min=0)
-    op_seed = Int(min=0)
+    global_seed = Int(min=0, read_below=True)
+    op_seed = Int(min=0, read_below=True)
     alignment = Enum("tensorflow", "pytorch", default="tensorflow")
     num_inputs = (3, 3)
 
@@ -223,8 +223,8 @@ class Multinomial13(Op):
     convert_type = Type()
     with_replacement = Bool()
     log_probs = Bool()
-    global_seed = Int(min=0)
-    op_seed = Int(min=0)
+    global_seed = Int(min=0, read_below=True)
+    op_seed = Int(min=0, read_below=True)
     num_inputs = (2, 2)
 
     def infer(self, inputs):

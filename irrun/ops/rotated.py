@@ -25,9 +25,9 @@ F32_TYPE = ELEMENT_TYPES["f32"]
 
 @op("ROIAlignRotated", 15)
 class ROIAlignRotated15(Op):
-    pooled_h = Int(min=1)
-    pooled_w = Int(min=1)
-    sampling_ratio = Int(min=0)
+    pooled_h = Int(min=1, read_below=True)
+    pooled_w = Int(min=1, read_below=True)
+    sampling_ratio = Int(min=0, read_below=True)
     spatial_scale = Float()
     clockwise_mode = Bool(default=False)
     num_inputs = (3, 3)
