@@ -432,7 +432,9 @@ def probe(ov, reader, name, build, directory: Path, attributes: bool = False) ->
     for description, text in (attribute_trials if attributes else trials)(original):
         xml.write_text(text)
         verdict = reader.verdict(xml)  # in a worker process: OpenVINO crashes on some edits (a refusal)
-        refusal = verdict["message"].split(" | ")[-1] if verdict["refused"] else None
+        # the message is cut at 400 characters: its last part may be empty
+        refusal = (verdict["message"].split(" | ")[-1] or verdict["message"] or "refused") if verdict["refused"] \
+            else None
         disagreements += disagrees(refusal, xml, f"{name} {description}")
     return disagreements
 

@@ -355,9 +355,12 @@ class StridedSlice1(Op):
             if port < len(inputs):
                 require_rank(inputs[port].shape, (1,), what, port)
                 vals.append(int_values(inputs[port], what, port))
-        lengths = {one_dim_length(inputs[p]) for p in range(1, len(inputs))} - {None}
+        lengths = {one_dim_length(inputs[p]) for p in range(1, min(len(inputs), 3))} - {None}
         if len(lengths) > 1:
-            raise ShapeError(f"begin, end and strides have different lengths {sorted(lengths)}", rule="port.dims")
+            raise ShapeError(f"begin and end have different lengths {sorted(lengths)}", rule="port.dims")
+        lengths |= {one_dim_length(inputs[p]) for p in range(3, len(inputs))} - {None}
+        if len(lengths) > 1:  # OpenVINO's reader does not compare the strides' length
+            raise ShapeError(f"begin, end and strides have different lengths {sorted(lengths)}", rule="port.dims.spec")
         if len(vals) == 3 and vals[2] is not None and (vals[2] == 0).any():
             raise ShapeError("strides must not be zero", rule="attr.range", port=3)
         if data.shape is None or any(v is None for v in vals):

@@ -226,6 +226,7 @@ class _BlockOp(Op):
     num_inputs = (4, 4)
     names = ("block_shape", "pads_begin", "pads_end")
     same_types = False  # OpenVINO's BatchToSpace wants one type for its three inputs, SpaceToBatch does not
+    unknown_length_spec = False  # SpaceToBatch: OpenVINO compares the inputs' length with the rank only if known
 
     def _check_inputs(self, inputs):
         data = inputs[0]
@@ -250,10 +251,11 @@ class _BlockOp(Op):
             return None
         if len(data.shape) < 2:
             raise ShapeError(f"data rank is {len(data.shape)}, expected at least 2", rule="port.rank")
-        if same is not None and same[0] is not None and same[0] != len(data.shape):
-            raise ShapeError(f"{self.names[0]} has {same[0]} values, the data rank is {len(data.shape)}",
-                             rule="port.dims", port=1)
         values = [inputs[p].value for p in (1, 2, 3)]
+        if same is not None and same[0] is not None and same[0] != len(data.shape):
+            lenient = self.unknown_length_spec and any(v is None for v in values)
+            raise ShapeError(f"{self.names[0]} has {same[0]} values, the data rank is {len(data.shape)}",
+                             rule="port.dims.spec" if lenient else "port.dims", port=1)
         if any(v is None for v in values):
             return (None,) * len(data.shape), None
         block, begin, end = (np.asarray(v).astype(np.int64).reshape(-1) for v in values)
@@ -329,6 +331,8 @@ class BatchToSpace2(_BlockOp):
 
 @op("SpaceToBatch", 2)
 class SpaceToBatch2(_BlockOp):
+    unknown_length_spec = True
+
     def output_shape(self, shape, block, begin, end):
         out = []
         for axis, dim in enumerate(shape):

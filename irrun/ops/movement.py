@@ -213,14 +213,17 @@ class Pad1(Op):
 
     def pads(self, inputs):
         data = inputs[0]
-        out = []
+        out, lengths = [], None
         for port, what in ((1, "pads_begin"), (2, "pads_end")):
             require_rank(inputs[port].shape, (1,), what, port)
             n = one_dim_length(inputs[port])
-            if n is not None and data.rank is not None and n != data.rank:
-                raise ShapeError(f"{what} has {n} values, the input has rank {data.rank}", rule="port.dims",
-                                 port=port)
             values = int_values(inputs[port], what, port)
+            if n is not None and data.rank is not None and n != data.rank:
+                problem = ShapeError(f"{what} has {n} values, the input has rank {data.rank}", rule="port.dims",
+                                     port=port)
+                if values is not None or n > data.rank:
+                    raise problem
+                lengths = lengths or problem  # OpenVINO's reader takes fewer unknown pads than the rank
             if values is not None:
                 values = values.reshape(-1).tolist()
                 if not self.allow_negative and any(v < 0 for v in values):
@@ -231,6 +234,9 @@ class Pad1(Op):
             if inputs[3].type != data.type:
                 raise ShapeError(f"pad_value type {inputs[3].type} differs from data type {data.type}",
                                  rule="port.type", port=3)
+        if lengths is not None:
+            lengths.rule = "port.dims.spec"
+            raise lengths
         return out
 
     def infer(self, inputs):
