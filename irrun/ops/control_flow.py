@@ -370,6 +370,11 @@ class TensorIterator1(_SubGraphOp):
         return count, True
 
 
+def _condition_rule(shape_ok: bool) -> str:
+    """A Loop's or If's trip count or condition of the right shape but another type: OpenVINO's reader takes it."""
+    return "port.type.spec" if shape_ok else "port.type"
+
+
 def _one_condition_value(info, what, port=None):
     """OpenVINO's Loop refuses a condition whose value it knows unless that value has one element."""
     if info.value is not None and np.asarray(info.value).size != 1:
@@ -389,13 +394,15 @@ class Loop5(_SubGraphOp):
 
     def infer(self, inputs):
         trip, cond = inputs[0], inputs[1]
-        if trip.type.is_float or trip.type.name == "boolean" or (trip.shape is not None and len(trip.shape) > 1) or (
-                trip.shape is not None and len(trip.shape) == 1 and trip.shape[0] not in (None, 1)):
+        trip_shape_ok = trip.shape is None or len(trip.shape) == 0 or (
+            len(trip.shape) == 1 and trip.shape[0] in (None, 1))
+        if trip.type.is_float or trip.type.name == "boolean" or not trip_shape_ok:
             raise ShapeError(f"trip count must be an integer scalar or 1-element tensor, got {trip.type}"
-                             f"{list(trip.shape or [])}", rule="port.type", port=0)
-        if cond.type != element_type("boolean") or (cond.shape is not None and len(cond.shape) > 1):
+                             f"{list(trip.shape or [])}", rule=_condition_rule(trip_shape_ok), port=0)
+        cond_shape_ok = cond.shape is None or len(cond.shape) <= 1
+        if cond.type != element_type("boolean") or not cond_shape_ok:
             raise ShapeError(f"execution condition must be a boolean scalar or 1-element tensor, got {cond.type}",
-                             rule="port.type", port=1)
+                             rule=_condition_rule(cond_shape_ok), port=1)
         _one_condition_value(cond, "the execution condition", port=1)
         current = self.special_inputs.get("current_iteration")
         if current is not None and (self.body.declared(current).rank or 0) > 1:
@@ -476,9 +483,10 @@ class If8(Op):
 
     def infer(self, inputs):
         cond = inputs[0]
-        if cond.type != element_type("boolean") or (cond.shape is not None and cond.shape not in ((), (1,), (None,))):
+        shape_ok = cond.shape is None or cond.shape in ((), (1,), (None,))
+        if cond.type != element_type("boolean") or not shape_ok:
             raise ShapeError(f"the condition must be a boolean scalar or 1-element tensor, got {cond.type}",
-                             rule="port.type", port=0)
+                             rule=_condition_rule(shape_ok), port=0)
         if cond.value is not None:
             name = "then_body" if bool(np.asarray(cond.value).reshape(-1)[0]) else "else_body"
             infos = self._branch_infos(name, inputs)

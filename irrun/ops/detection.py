@@ -149,7 +149,7 @@ class _NMSBase(ValueDependentOp):
             _scalar(info, names[port - 2], port, self.scalar_1d)
         if len(inputs) > 2 and not inputs[2].type.is_integer:
             raise ShapeError(f"max_output_boxes_per_class must be an integer, got {inputs[2].type}",
-                             rule="port.type", port=2)
+                             rule="port.type.spec", port=2)  # OpenVINO's reader takes it
         if boxes.shape is not None and scores.shape is not None:
             if None not in (boxes.shape[0], scores.shape[0]) and boxes.shape[0] != scores.shape[0]:
                 raise ShapeError(f"boxes {shape_str(boxes.shape)} and scores {shape_str(scores.shape)} differ in "

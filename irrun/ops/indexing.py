@@ -58,6 +58,7 @@ def gather_kernel(data, indices, axis, batch_dims):
 
 @op("Gather", 1)
 class Gather1(Op):
+    any_index_type = True
     num_inputs = (3, 3)
 
     def get_batch_dims(self, indices_rank):
@@ -66,6 +67,10 @@ class Gather1(Op):
     def geometry(self, data, indices, axis_info):
         reject_nf4(indices, "indices", 1)
         reject_nf4(axis_info, "axis", 2)
+        for port, info in ((1, indices), (2, axis_info)):
+            if self.any_index_type and not info.type.is_integer:  # Gather-1: OpenVINO's reader takes it
+                raise ShapeError(f"{('indices', 'axis')[port - 1]} must be integers, got {info.type}",
+                                 rule="port.type.spec", port=port)
         if not indices.type.is_integer:
             raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=1)
         require_max_rank(axis_info, 1, "axis", 2, static_only=True)
@@ -101,6 +106,7 @@ class Gather1(Op):
 
 @op("Gather", 7)
 class Gather7(Gather1):
+    any_index_type = False
     batch_dims = Int(default=0)
 
     def get_batch_dims(self, indices_rank):

@@ -19,6 +19,11 @@ from .shapes import shape_str
 
 # ---------------------------------------------------------------- ScatterElementsUpdate
 
+def _boolean_spec(info) -> str:
+    """Boolean indices, axis or depth: OpenVINO's reader takes them (it refuses float ones)."""
+    return "port.type.spec" if info.type.name == "boolean" else "port.type"
+
+
 def _scalar_or_1(info, what, port):
     if info.shape is not None and not (len(info.shape) == 0 or (len(info.shape) == 1 and info.shape[0] in (1, None))):
         raise ShapeError(f"{what} must be a scalar or a 1-element 1-D tensor, got {shape_str(info.shape)}",
@@ -34,9 +39,9 @@ class ScatterElementsUpdate3(Op):
     def infer(self, inputs):
         data, indices, updates, axis = inputs
         if not indices.type.is_integer:
-            raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=1)
+            raise ShapeError(f"indices must be integers, got {indices.type}", rule=_boolean_spec(indices), port=1)
         if not axis.type.is_integer:
-            raise ShapeError(f"axis must be an integer, got {axis.type}", rule="port.type", port=3)
+            raise ShapeError(f"axis must be an integer, got {axis.type}", rule=_boolean_spec(axis), port=3)
         if updates.type != data.type:
             raise ShapeError(f"updates type {updates.type} differs from data type {data.type}", rule="port.type",
                              port=2)
@@ -197,9 +202,9 @@ class OneHot1(Op):
     def infer(self, inputs):
         indices, depth, on_value, off_value = inputs
         if not indices.type.is_integer:
-            raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=0)
+            raise ShapeError(f"indices must be integers, got {indices.type}", rule=_boolean_spec(indices), port=0)
         if not depth.type.is_integer:
-            raise ShapeError(f"depth must be an integer, got {depth.type}", rule="port.type", port=1)
+            raise ShapeError(f"depth must be an integer, got {depth.type}", rule=_boolean_spec(depth), port=1)
         if on_value.type != off_value.type:
             raise ShapeError(f"on_value type {on_value.type} differs from off_value type {off_value.type}",
                              rule="port.type", port=3)
