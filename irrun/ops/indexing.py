@@ -360,6 +360,9 @@ class StridedSlice1(Op):
         for port, what in ((1, "begin"), (2, "end"), (3, "strides")):
             if port < len(inputs):
                 require_rank(inputs[port].shape, (1,), what, port)
+                if port == 3 and inputs[port].type.storage is not None and not inputs[port].type.is_integer:
+                    raise ShapeError(f"strides must be an integer tensor, got {inputs[port].type}",
+                                     rule="port.type.spec", port=port)  # OpenVINO's reader takes it
                 vals.append(int_values(inputs[port], what, port))
         lengths = {one_dim_length(inputs[p]) for p in range(1, min(len(inputs), 3))} - {None}
         if len(lengths) > 1:

@@ -97,6 +97,18 @@ class Concat1(Op):
 
 # ---------------------------------------------------------------- Split / VariadicSplit
 
+def _counted(op_, count: int, outputs) -> list:
+    """Split's and VariadicSplit's `count` outputs (made by outputs() once the count is checked), checked after
+    OpenVINO's own checks against the layer's ports: OpenVINO's reader takes a layer that declares fewer (the
+    others are left unconnected); irrun refuses to run it (port.count.spec)."""
+    try:
+        op_.check_output_count(count)
+    except ShapeError as exc:
+        exc.rule = "port.count.spec"
+        raise
+    return outputs()
+
+
 @op("Split", 1)
 class Split1(Op):
     num_splits = Int()
@@ -106,22 +118,22 @@ class Split1(Op):
         data, axis_info = inputs
         if self.num_splits <= 0:
             raise ShapeError(f"num_splits {self.num_splits} must be positive", rule="attr.range")
-        self.check_output_count(self.num_splits)
         if axis_info.rank not in (None, 0):  # VariadicSplit takes a [1] axis too, Split does not
             raise ShapeError(f"the axis input must be a scalar, got shape {list(axis_info.shape)}", rule="port.rank",
                              port=1)
         axis = scalar_axis(axis_info, data.rank, 1)
         if data.shape is None:
-            return [TensorInfo(None, data.type)] * self.num_splits
+            return _counted(self, self.num_splits, lambda: [TensorInfo(None, data.type)] * self.num_splits)
         if axis is None:
-            return [TensorInfo((None,) * len(data.shape), data.type)] * self.num_splits
+            unknown = TensorInfo((None,) * len(data.shape), data.type)
+            return _counted(self, self.num_splits, lambda: [unknown] * self.num_splits)
         shape = list(data.shape)
         if shape[axis] is not None:
             if shape[axis] % self.num_splits:
                 raise ShapeError(f"dimension {shape[axis]} at axis {axis} is not divisible by num_splits "
                                  f"{self.num_splits}", rule="shape.split")
             shape[axis] //= self.num_splits
-        return [TensorInfo(tuple(shape), data.type)] * self.num_splits
+        return _counted(self, self.num_splits, lambda: [TensorInfo(tuple(shape), data.type)] * self.num_splits)
 
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]
@@ -136,18 +148,21 @@ class VariadicSplit1(Op):
     def infer(self, inputs):
         data, axis_info, lengths_info = inputs
         require_rank(lengths_info.shape, (1,), "split_lengths", 2)
+        for port, info in ((1, axis_info), (2, lengths_info)):
+            if info.type.storage is not None and not info.type.is_integer:  # OpenVINO's reader takes it
+                raise ShapeError(f"{('axis', 'split_lengths')[port - 1]} must be an integer tensor, got {info.type}",
+                                 rule="port.type.spec", port=port)
         axis = scalar_axis(axis_info, data.rank, 1)
         lengths = int_values(lengths_info, "split_lengths", 2)
         if lengths is None:
             n = one_dim_length(lengths_info)
             if n is None:
                 raise ShapeError("split_lengths has an unknown number of values", rule="port.dims", port=2)
-            self.check_output_count(n)
             if data.shape is None or axis is None:
-                return [TensorInfo(None if data.rank is None else (None,) * data.rank, data.type)] * n
+                unknown = TensorInfo(None if data.rank is None else (None,) * data.rank, data.type)
+                return _counted(self, n, lambda: [unknown] * n)
             shape = tuple(None if i == axis else d for i, d in enumerate(data.shape))  # the other dims stay
-            return [TensorInfo(shape, data.type)] * n
-        self.check_output_count(lengths.size)
+            return _counted(self, n, lambda: [TensorInfo(shape, data.type)] * n)
         lengths = lengths.reshape(-1).tolist()
         if lengths.count(-1) > 1:
             raise ShapeError(f"split_lengths {lengths} has more than one -1", rule="attr.value", port=2)
@@ -155,7 +170,8 @@ class VariadicSplit1(Op):
             raise ShapeError(f"split_lengths {lengths} has a value below -1", rule="attr.range", port=2)
         if data.shape is None or axis is None:
             rank = data.rank
-            return [TensorInfo(None if rank is None else (None,) * rank, data.type)] * len(lengths)
+            unknown = TensorInfo(None if rank is None else (None,) * rank, data.type)
+            return _counted(self, len(lengths), lambda: [unknown] * len(lengths))
         dim = data.shape[axis]
         known = sum(v for v in lengths if v != -1)
         if dim is not None:
@@ -171,7 +187,7 @@ class VariadicSplit1(Op):
             shape = list(data.shape)
             shape[axis] = (None if dim is None else dim - known) if v == -1 else v
             outputs.append(TensorInfo(tuple(shape), data.type))
-        return outputs
+        return _counted(self, len(outputs), lambda: outputs)
 
     def run(self, inputs, in_infos, out_infos):
         x = inputs[0]
