@@ -193,7 +193,9 @@ class TopK1(Op):
     def infer(self, inputs):
         data, k_info = inputs
         if data.type.name in ("boolean", "string", "dynamic") or data.type.storage is None:
-            raise ShapeError(f"element type {data.type} is not supported", rule="port.type", port=0)
+            # OpenVINO's reader takes boolean data
+            raise ShapeError(f"element type {data.type} is not supported",
+                             rule="port.type.spec" if data.type.name == "boolean" else "port.type", port=0)
         if self.index_element_type.name not in ("i32", "i64"):
             raise ShapeError(f"index_element_type must be i32 or i64, got {self.index_element_type}",
                              rule="attr.value")

@@ -579,6 +579,8 @@ class Tile1(Op):
     def infer(self, inputs):
         data, repeats_info = inputs
         require_rank(repeats_info.shape, (1,), "repeats", 1)
+        if repeats_info.type.name == "boolean":  # OpenVINO's reader takes boolean repeats
+            raise ShapeError("repeats must be an integer tensor, got boolean", rule="port.type.spec", port=1)
         repeats = int_values(repeats_info, "repeats", 1)
         if repeats is None:
             n = one_dim_length(repeats_info)
