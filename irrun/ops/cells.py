@@ -24,6 +24,7 @@ from .shapes import require_rank, shape_str
 
 class _Cell(Recurrent):
     bias_port = 4  # X, states..., W, R, B
+    any_w_type = False
 
     def extra_inputs(self):
         """(port, name, expected shape) of inputs past B."""
@@ -40,8 +41,9 @@ class _Cell(Recurrent):
             if float_type.name == "dynamic" and info.type.is_float:
                 float_type = info.type
                 continue
+            lenient = self.any_w_type and port == 1 + self.num_states  # GRUCell: OpenVINO's reader takes it
             raise ShapeError(f"input {port} has type {info.type}, expected the floating-point type of X "
-                             f"({float_type})", rule="port.type", port=port)
+                             f"({float_type})", rule="port.type.spec" if lenient else "port.type", port=port)
         n = self.num_states
         require_rank(x.shape, (2,), "X", 0)
         for k in range(n):
@@ -117,6 +119,7 @@ class RNNCell1(_Cell):
 
 @op("GRUCell", 3)
 class GRUCell3(_Cell):
+    any_w_type = True
     activations = Names(default=("sigmoid", "tanh"))
     linear_before_reset = Bool(default=False)
     num_inputs = (4, 5)

@@ -276,8 +276,9 @@ def _integer_pair(info, what, port):
     if not info.type.is_integer:
         raise ShapeError(f"{what} must hold integers, got {info.type}", rule="port.type", port=port)
     if info.shape is not None and info.shape[0] not in (None, 2):
+        # OpenVINO's reader checks the length only of a value it knows
         raise ShapeError(f"{what} must have 2 elements (height, width), got {shape_str(info.shape)}",
-                         rule="port.dims", port=port)
+                         rule="port.dims" if info.value is not None else "port.dims.spec", port=port)
     if info.value is None:
         return None
     value = np.asarray(info.value).reshape(-1)

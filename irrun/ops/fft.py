@@ -349,10 +349,6 @@ class ISTFT16(Op):
         frame_size = _scalar_int(size_info, "frame_size", 2)
         frame_step = _scalar_int(step_info, "frame_step", 3)
         if data.shape is not None:
-            # OpenVINO does not check this dim; irrun requires the complex pair it reads.
-            if data.shape[-1] not in (None, 2):
-                raise ShapeError(f"the last dimension of data must be 2 (real, imaginary), got "
-                                 f"{shape_str(data.shape)}", rule="port.dims", port=0)
             bins = data.shape[-3]
             if frame_size is not None and bins is not None and bins != frame_size // 2 + 1:
                 raise ShapeError(f"data {shape_str(data.shape)} has {bins} bins; frame_size {frame_size} needs "
@@ -363,6 +359,10 @@ class ISTFT16(Op):
             length = _scalar_int(inputs[4], "length", 4, positive=False)
             if length is not None and length < 0:
                 raise ShapeError(f"length is {length}, must not be negative", rule="attr.range", port=4)
+        # OpenVINO does not check this dim (checked after its own checks); irrun requires the complex pair it reads
+        if data.shape is not None and data.shape[-1] not in (None, 2):
+            raise ShapeError(f"the last dimension of data must be 2 (real, imaginary), got {shape_str(data.shape)}",
+                             rule="port.dims.spec", port=0)
         return frame_size, frame_step, length
 
     def default_length(self, frames, frame_size, frame_step):

@@ -116,7 +116,7 @@ class SparseFillEmptyRows16(Op):
                              rule="port.type", port=2)
         if default.type != values.type:
             raise ShapeError(f"default_value type {default.type} differs from values type {values.type}",
-                             rule="port.type", port=3)
+                             rule="port.type.spec", port=3)  # OpenVINO's reader takes it
         if values.rank is not None and values.rank != 1:
             raise ShapeError(f"values must be 1-D, got {shape_str(values.shape)}", rule="port.rank", port=0)
         if dense_shape.shape is not None and dense_shape.shape not in ((2,), (None,)):
