@@ -29,7 +29,7 @@ OPENVINO_DEFAULTS: dict[tuple[str, int], frozenset[str]] = {key: frozenset(names
     ("GenerateProposals", 9): "min_size nms_threshold",
     ("GroupNormalization", 12): "epsilon",
     ("ISTFT", 16): "center normalized",
-    ("Interpolate", 11): "mode shape_calculation_mode",
+    ("Interpolate", 11): "mode",  # shape_calculation_mode: OpenVINO takes "sizes", which scales contradict
     ("LRN", 1): "alpha beta bias size",
     ("LSTMCell", 4): "hidden_size",
     ("LSTMSequence", 5): "direction hidden_size",
