@@ -56,7 +56,7 @@ class ROIAlign3(Op):
         # OpenVINO's shape inference accepts any sampling_ratio and spatial_scale, and a zero pooled size
         # (an empty output); a negative pooled size becomes a dynamic dim there, an error here.
         if self.pooled_h < 0 or self.pooled_w < 0:
-            raise ShapeError(f"pooled size ({self.pooled_h}, {self.pooled_w}) is negative", rule="attr.range")
+            raise ShapeError(f"pooled size ({self.pooled_h}, {self.pooled_w}) is negative", rule="attr.range.spec")
         num_rois = None if rois.shape is None else rois.shape[0]
         if batch_indices.shape is not None:
             count = batch_indices.shape[0]
@@ -391,8 +391,9 @@ class ROIPooling2(Op):
         if len(size) != 2 or None in size:
             raise ShapeError(f"pooled size {size} must have two values (pooled_h, pooled_w or output_size)",
                              rule="attr.missing" if not size else "attr.length")
-        if min(size) < 1:
-            raise ShapeError(f"pooled size {size} must be positive", rule="attr.range")
+        if min(size) < 1:  # OpenVINO refuses a 0; a negative size becomes a dynamic dim there
+            raise ShapeError(f"pooled size {size} must be positive",
+                             rule="attr.range.spec" if min(size) < 0 else "attr.range")
         return tuple(size)
 
     def infer(self, inputs):
