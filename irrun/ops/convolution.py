@@ -854,7 +854,8 @@ class Col2Im15(Op):
     def infer(self, inputs):
         data, size_info, kernel_info = inputs
         if data.type.storage is None or data.type.name in ("boolean", "string"):
-            raise ShapeError(f"data element type {data.type} is not numeric", rule="port.type", port=0)
+            raise ShapeError(f"data element type {data.type} is not numeric", port=0,  # OpenVINO takes boolean
+                             rule="port.type.spec" if data.type.name == "boolean" else "port.type")
         if size_info.type != kernel_info.type:
             raise ShapeError(f"output_size ({size_info.type}) and kernel_size ({kernel_info.type}) must have one "
                              f"element type", rule="port.type", port=2)

@@ -24,6 +24,17 @@ def _require_float_data(data):
     _require_float(data, 0, "port.type.spec")
 
 
+def _boolean_spec(info) -> str:
+    """GroupNormalization: OpenVINO's reader takes boolean inputs."""
+    return "port.type.spec" if info.type.name == "boolean" else "port.type"
+
+
+def _require_integer_axes(axes):
+    """MVN-6, NormalizeL2: OpenVINO's reader takes axes of a float or boolean type."""
+    if axes.type.storage is not None and not axes.type.is_integer:
+        raise ShapeError(f"axes input must hold integers, got {axes.type}", rule="port.type.spec", port=1)
+
+
 def _work(x):
     return x.astype(np.float32) if x.dtype.itemsize < 4 else x
 
@@ -123,6 +134,7 @@ class MVN6(Op):
 
     def infer(self, inputs):
         data, axes = inputs
+        _require_integer_axes(axes)
         if axes.is_static and len(axes.shape) != 1:  # OpenVINO: a static axes shape must be 1-D, a scalar too
             raise ShapeError(f"axes must be a 1-D tensor, got {shape_str(axes.shape)}", rule="port.rank", port=1)
         try:
@@ -161,6 +173,7 @@ class NormalizeL21(Op):
 
     def infer(self, inputs):
         data, axes = inputs
+        _require_integer_axes(axes)
         axes_input(axes, data.rank)
         _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
@@ -288,7 +301,7 @@ class GroupNormalization12(Op):
         data, scale, bias = inputs
         for port, info in enumerate(inputs):
             if info.type.storage is None or not (info.type.is_float or info.type.is_integer):
-                raise ShapeError(f"element type {info.type} is not numeric", rule="port.type", port=port)
+                raise ShapeError(f"element type {info.type} is not numeric", rule=_boolean_spec(info), port=port)
         if self.num_groups < 1:
             raise ShapeError(f"num_groups {self.num_groups} must be a positive integer", rule="attr.range")
         if data.shape is not None and len(data.shape) < 2:
