@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import openvino as ov
 import pytest
-from openvino import opset1, opset3, opset4, opset5, opset6, opset8, opset9, opset11, opset14, opset15
+from openvino import opset1, opset2, opset3, opset4, opset5, opset6, opset8, opset9, opset11, opset12, opset14, opset15
+from openvino import opset16
 
 import irrun
 from oracle import reader_refuses
@@ -39,6 +40,18 @@ def _lstm_cell():
 def _generate_proposals():
     return list(opset9.generate_proposals(_p([1, 3]), _p([4, 4, 3, 4]), _p([1, 12, 4, 4]), _p([1, 3, 4, 4]),
                                           0.0, 0.7, 10, 5).outputs())
+
+
+def _pad():
+    return [opset12.pad(_seq(), _i64([3]), _i64([3]), "constant", _p([]))]
+
+
+def _ctc_loss():
+    return [opset4.ctc_loss(_seq(), _p([2], np.int32), _p([2, 5], np.int32), _p([2], np.int32), _p([], np.int32))]
+
+
+def _interpolate_scales():
+    return [opset11.interpolate(_image(), _p([2]), "linear", "scales", axes=_p([2], np.int32))]
 
 
 def _extract_image_patches():
@@ -85,6 +98,23 @@ READ = {
     "Col2Im strides of 3 values": (lambda: [opset15.col2im(_p([1, 12, 9]), _i64([2]), _i64([2]))],
                                    ('strides="1, 1"', 'strides="1,1,1"'), "attr.length.spec"),
     "ExtractImagePatches sizes -1": (_extract_image_patches, ('sizes="2, 2"', 'sizes="-1,2"'), "attr.value.spec"),
+    "Pad-12 pads_begin of 2 values, not known, on rank 3": (_pad, (1, "2", None), "port.dims.spec"),
+    "Split into more outputs than declared": (lambda: list(opset1.split(_seq(), _i64([]), 5).outputs()),
+                                              ('num_splits="5"', 'num_splits="100"'), "port.count.spec"),
+    "Gather-1 indices f16": (lambda: [opset1.gather(_seq(), _i64([3]), _i64([]))], (1, None, "f16"),
+                             "port.type.spec"),
+    "CTCLoss logit_length i64 among i32": (_ctc_loss, (1, None, "i64"), "port.type.spec"),
+    "TopK-11 on boolean data": (lambda: [opset11.topk(_seq(), _i64([]), 1, "max", "value").output(0)],
+                                (0, None, "boolean"), "port.type.spec"),
+    "ISTFT data of last dim 3": (lambda: [opset16.istft(_p([2, 9, 4, 2]), _p([16]), _i64([]), _i64([]), False,
+                                                        False)], (0, "2,9,4,3", None), "port.dims.spec"),
+    "ConvolutionBackpropData output dim below 0": (lambda: [opset1.convolution_backprop_data(
+        _image(), _p([4, 3, 3, 3]), [2, 2])], ('pads_begin="0, 0"', 'pads_begin="100,0"'), "shape.infer.spec"),
+    "ROIPooling pooled_h -1": (lambda: [opset2.roi_pooling(_image(), _p([3, 5]), [2, 2], 1.0)],
+                               ('pooled_h="2"', 'pooled_h="-1"'), "attr.range.spec"),
+    "GroupNormalization of boolean data": (lambda: [opset12.group_normalization(_image(), _p([4]), _p([4]), 2,
+                                                                                1e-5)], (0, None, "boolean"),
+                                           "port.type.spec"),
 }
 
 # The neighbouring edits OpenVINO refuses: (outputs, edit, rule of OpenVINO's class)
@@ -92,6 +122,13 @@ REFUSED = {
     "MaxPool-14 pads_end -1 (read as a dynamic dim)": (_max_pool, ('pads_end="0, 0"', 'pads_end="0,-1"'),
                                                        "attr.value"),
     "ExtractImagePatches strides 0": (_extract_image_patches, ('strides="1, 1"', 'strides="0,1"'), "attr.range"),
+    "Pad-12 pads_begin of 5 values on rank 3": (_pad, (1, "5", None), "port.dims"),
+    "CTCLoss logit_length f16": (_ctc_loss, (1, None, "f16"), "port.type"),
+    "Interpolate-11 scales without shape_calculation_mode": (_interpolate_scales,
+                                                             (' shape_calculation_mode="scales"', ""),
+                                                             "attr.missing"),
+    "ROIPooling pooled_h 0": (lambda: [opset2.roi_pooling(_image(), _p([3, 5]), [2, 2], 1.0)],
+                              ('pooled_h="2"', 'pooled_h="0"'), "attr.range"),
     "ShapeOf-3 without output_type": (lambda: [opset3.shape_of(_seq())], (' output_type="i64"', ""), "attr.missing"),
 }
 
