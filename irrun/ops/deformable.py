@@ -83,8 +83,10 @@ class _DeformableConv(_ConvBase):
                 raise ShapeError(f"{what} {shape_str(shape)} must have deformable_group * {per_tap} * kernel taps "
                                  f"= {expected} channels", rule="port.dims", port=port)
             if not all(_dims_match(a, b) for a, b in zip(shape[2:], spatial)):
+                # with a negative pad, OpenVINO's reader does not compare them
                 raise ShapeError(f"{what} spatial dims {shape_str(shape[2:])} differ from the output's "
-                                 f"{shape_str(spatial)}", rule="port.dims", port=port)
+                                 f"{shape_str(spatial)}", port=port,
+                                 rule="port.dims.spec" if min((*pb, *pe), default=0) < 0 else "port.dims")
             spatial = [a if b is None else b for a, b in zip(spatial, shape[2:])]
             batch = batch if batch is not None else shape[0]
         return [TensorInfo((batch, out_channels, *spatial), data.type)]
