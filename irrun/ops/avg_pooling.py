@@ -141,8 +141,8 @@ class AdaptiveAvgPool8(Op):
         data, size = inputs
         require_rank(data.shape, (3, 4, 5))
         require_rank(size.shape, (1,), "output_size", 1)
-        if not size.type.is_integer:
-            raise ShapeError(f"output_size must be an integer tensor, got {size.type}", rule="port.type", port=1)
+        if not size.type.is_integer:  # OpenVINO's reader takes any type, as for AdaptiveMaxPool
+            raise ShapeError(f"output_size must be an integer tensor, got {size.type}", rule="port.type.spec", port=1)
         rank = data.rank
         if size.shape is not None and size.shape[0] is not None and rank is not None and size.shape[0] != rank - 2:
             raise ShapeError(f"output_size has {size.shape[0]} elements, expected {rank - 2} (input rank minus 2)",

@@ -343,7 +343,8 @@ class ExperimentalDetectronDetectionOutput6(Op):
                 raise ShapeError(f"input_rois, input_deltas and input_scores disagree on the number of ROIs "
                                  f"({sorted(counts)})", rule="port.dims", port=1)
         if len(self.deltas_weights) != 4:
-            raise ShapeError(f"deltas_weights has {len(self.deltas_weights)} values, expected 4", rule="attr.length")
+            raise ShapeError(f"deltas_weights has {len(self.deltas_weights)} values, expected 4",
+                             rule="attr.length.spec")  # OpenVINO's reader takes it
         count = self.max_detections_per_image
         return [TensorInfo((count, 4), rois.type), TensorInfo((count,), I32), TensorInfo((count,), rois.type)]
 
