@@ -81,6 +81,21 @@ def profiler_running(_):
     return distributed.get_worker().periodic_callbacks["profile"].is_running()
 
 
+def heartbeat_traceback_shown(closed):
+    """Whether this worker would log the traceback of a heartbeat that failed on a closed connection to the
+    scheduler (`closed`), or on one the scheduler refused."""
+    import logging
+
+    from distributed.comm import CommClosedError
+
+    error = CommClosedError("in <TCP (closed) heartbeat_worker>: Stream is closed") if closed else \
+        ConnectionRefusedError("refused")
+    record = logging.LogRecord("distributed.worker", logging.ERROR, __file__, 0,
+                               "Failed to communicate with scheduler during heartbeat.", (),
+                               (type(error), error, None))
+    return bool(logging.getLogger("distributed.worker").filter(record))
+
+
 MARK = None  # set by a client before it starts a cluster: workers forked from it see the value
 
 

@@ -50,7 +50,8 @@ def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
                                "distributed.worker.profile.enabled", "distributed.worker.multiprocessing-method"],
                                jobs=2, dask="local")
         omp = map_ordered(parallel_tasks.environ_value, ["OMP_NUM_THREADS"], jobs=2, dask="local")
-        print(json.dumps({"client": os.getpid(), "marks": [mark for mark, _ in origins], "hosts": hosts,
+        heartbeats = map_ordered(parallel_tasks.heartbeat_traceback_shown, [True, False], jobs=2, dask="local")
+        print(json.dumps({"heartbeat tracebacks": heartbeats, "client": os.getpid(), "marks": [mark for mark, _ in origins], "hosts": hosts,
                           "alive": [os.path.exists(f"/proc/{pid}") for pid in hosts],
                           "threads": threading.active_count(), "settings": settings, "omp": omp}))
     """)
@@ -61,6 +62,8 @@ def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
     assert seen["alive"] == [False] and seen["threads"] == 1
     assert seen["settings"] == ["1s", False, "fork"]
     assert seen["omp"] == [os.environ.get("OMP_NUM_THREADS")]  # the client's, not Dask's 1
+    # a heartbeat in flight as the cluster closes (Ctrl-C) meets a closed connection: no traceback for that
+    assert seen["heartbeat tracebacks"] == [False, True]
 
 
 def test_cli_check_and_batch_through_the_host_equal_serial(tmp_path):

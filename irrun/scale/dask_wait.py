@@ -2,43 +2,43 @@
 (a Dask nanny does not restart a worker that dies while the nanny is still starting it), or none connected."""
 from __future__ import annotations
 
-import threading
 import time
 
 from .tasks import ParallelError
 
 NO_WORKERS_TIMEOUT = 60.0  # seconds a scheduler may have no worker while tasks wait (a nanny restarts one in seconds)
 CHECK_INTERVAL = 1.0  # seconds between looks at the scheduler's workers while no task finishes
+POLL_INTERVAL = 0.02  # seconds between looks for finished tasks (Dask's as_completed itself looks every 0.1 s)
 
 
 class Finishing:
-    """The futures given to `watch`, handed out by `finished` as they finish."""
+    """The futures given to `watch`, handed out by `finished` as they finish. (No done-callbacks: Dask runs
+    them on a thread that would outlive the client, and a process with other threads cannot fork a host.)"""
 
-    def __init__(self, client, address: str):
+    def __init__(self, distributed, client, address: str):
         self._client, self._address = client, address
-        self._some_finished = threading.Event()
+        self._futures = distributed.as_completed(loop=client.loop)
 
     def watch(self, future) -> None:
-        future.add_done_callback(lambda _: self._some_finished.set())
+        self._futures.add(future)
 
-    def finished(self, futures) -> list:
-        """Those of `futures` that are done, once one is. Raises ParallelError when the scheduler has had no
+    def finished(self) -> list:
+        """The watched futures that are done, once one is. Raises ParallelError when the scheduler has had no
         worker for NO_WORKERS_TIMEOUT seconds meanwhile."""
-        without_workers_since = None
-        while True:
-            self._some_finished.clear()
-            done = [future for future in futures if future.done()]
-            if done:
-                return done
-            if self._some_finished.wait(CHECK_INTERVAL):
+        without_workers_since, next_check = None, time.monotonic() + CHECK_INTERVAL
+        while not self._futures.has_ready():
+            time.sleep(POLL_INTERVAL)
+            now = time.monotonic()
+            if now < next_check:
                 continue
+            next_check = now + CHECK_INTERVAL
             if self._client.nthreads():
                 without_workers_since = None
                 continue
-            now = time.monotonic()
             if without_workers_since is None:
                 without_workers_since = now
             if now - without_workers_since >= NO_WORKERS_TIMEOUT:
                 raise ParallelError(f"the Dask scheduler at {self._address} has had no workers for "
                                     f"{NO_WORKERS_TIMEOUT:g} s (they died and were not restarted, or none "
-                                    f"connected): {len(futures)} tasks could not run")
+                                    f"connected): {self._futures.count()} tasks could not run")
+        return self._futures.next_batch(block=False)

@@ -251,7 +251,7 @@ def _run_on_dask(distributed, client, task, items, notify, address: str) -> list
     results: list = [None] * len(items)
     in_flight = {}  # future -> (the item indices it runs, whether it runs a suspect)
     suspects: deque = deque()
-    finishing = Finishing(client, address)
+    finishing = Finishing(distributed, client, address)
 
     def submit(indices, suspect):
         future = client.submit(run_chunk, task, [items[i] for i in indices], PAUSE_DASK_PROFILER, pure=False)
@@ -262,7 +262,7 @@ def _run_on_dask(distributed, client, task, items, notify, address: str) -> list
         for chunk in chunk_bounds(len(items), sum(client.nthreads().values())):
             submit(chunk, False)
         while in_flight:
-            for future in finishing.finished(list(in_flight)):
+            for future in finishing.finished():
                 indices, suspect = in_flight.pop(future)
                 try:
                     outcomes = future.result()
