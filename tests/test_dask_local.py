@@ -14,7 +14,9 @@ import threading
 from pathlib import Path
 
 import psutil
+from click.testing import CliRunner
 
+from irrun.cli.main import cli
 from irrun.scale import dask_local
 
 ROOT = Path(__file__).parents[1]
@@ -36,6 +38,11 @@ def _script(code: str) -> subprocess.CompletedProcess:
 
 def _irrun(*args) -> subprocess.CompletedProcess:
     return _python("-m", "irrun", *args)
+
+
+def _serial_cli(*args):
+    """The command line run here (not about processes: no interpreter to start)."""
+    return CliRunner().invoke(cli, list(map(str, args)))
 
 
 def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
@@ -68,17 +75,19 @@ def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
 
 def test_cli_check_and_batch_through_the_host_equal_serial(tmp_path):
     parallel = _irrun("check", MODELS, "--dask", "local", "-j", "2")
-    serial = _irrun("check", MODELS)
-    assert parallel.returncode == serial.returncode == 0, parallel.stderr
+    serial = _serial_cli("check", MODELS)
+    assert parallel.returncode == serial.exit_code == 0, parallel.stderr
     assert parallel.stdout == serial.stdout
     model = MODELS / "pooling_mix"
     inputs = tmp_path / "in"
     inputs.mkdir()
     for name in ("a", "b", "c"):
         (inputs / f"{name}.npy").write_bytes((model / "input.npy").read_bytes())
-    for mode, extra in (("serial", ()), ("dask", ("--dask", "local", "-j", "2"))):
-        result = _irrun("run", model / "model.xml", "--inputs-dir", inputs, "--outputs-dir", tmp_path / mode, *extra)
-        assert result.returncode == 0, result.stderr
+    serial = _serial_cli("run", model / "model.xml", "--inputs-dir", inputs, "--outputs-dir", tmp_path / "serial")
+    assert serial.exit_code == 0, serial.output
+    result = _irrun("run", model / "model.xml", "--inputs-dir", inputs, "--outputs-dir", tmp_path / "dask",
+                    "--dask", "local", "-j", "2")
+    assert result.returncode == 0, result.stderr
     for name in ("a", "b", "c"):
         assert (tmp_path / "dask" / f"{name}.npz").read_bytes() == (tmp_path / "serial" / f"{name}.npz").read_bytes()
 

@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import distributed
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -28,15 +27,14 @@ MODELS = Path(__file__).parents[1] / "models"
 POOLING = MODELS / "pooling_mix" / "model.xml"
 
 
-# The tests that use the shared cluster run on one xdist worker (--dist loadgroup), which starts it once.
-ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("test_parallel-cluster")
+# Tests on the suite's shared Dask cluster (conftest.py) run on one xdist worker, which starts it once.
+ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("shared-dask-cluster")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A LocalCluster with two worker processes, shared by this module's Dask tests."""
-    with dask_local.in_process_cluster(distributed, 2) as local:
-        yield local.scheduler_address
+@pytest.fixture
+def cluster(dask_cluster):
+    """The suite's shared LocalCluster of two worker processes (conftest.py)."""
+    return dask_cluster
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +111,7 @@ def test_dask_keeps_order_and_reports_a_dying_worker(cluster):
     assert map_ordered(parallel_tasks.square, list(range(7)), dask=cluster) == [x * x for x in range(7)]
     import cloudpickle
     import dask
+    import distributed
 
     cloudpickle.register_pickle_by_value(parallel_tasks)  # the workers cannot import tests/
     try:  # a cluster of its own: the shared one keeps both its workers for the tests after this one
@@ -187,14 +186,17 @@ def test_cli_batch_with_jobs(batch_inputs, serial_run, tmp_path):
     _assert_same_outputs(serial_run[1], out)
 
 
-def test_cli_batch_dask_local_on_a_shipped_model(tmp_path):
+@ON_THE_SHARED_CLUSTER
+def test_cli_batch_dask_on_a_shipped_model(tmp_path, cluster):
+    """On the shared cluster: `--dask local` from the command line is tests/test_dask_local.py's (and from a
+    process with threads, as here, its in-process cluster is test_with_other_threads_running_the_cluster...)."""
     model = MODELS / "torch_resnet"
     inputs = tmp_path / "in"
     inputs.mkdir()
     for name in ("a", "b", "c"):
         shutil.copy(model / "input.npy", inputs / f"{name}.npy")
     result = CliRunner().invoke(cli, ["run", str(model / "model.xml"), "--inputs-dir", str(inputs),
-                                      "--outputs-dir", str(tmp_path / "dask"), "--dask", "local", "-j", "2"])
+                                      "--outputs-dir", str(tmp_path / "dask"), "--dask", cluster])
     assert result.exit_code == 0, result.output
     serial = CliRunner().invoke(cli, ["run", str(model / "model.xml"), "--inputs-dir", str(inputs),
                                       "--outputs-dir", str(tmp_path / "serial")])

@@ -21,21 +21,22 @@ from irrun.scale import dask_local, dask_wait, parallel, tasks
 from irrun.scale.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
 
 
-# The tests that use the shared cluster run on one xdist worker (--dist loadgroup), which starts it once.
-ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("test_parallel_chunks-cluster")
+# Tests on the suite's shared Dask cluster (conftest.py) run on one xdist worker, which starts it once.
+ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("shared-dask-cluster")
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    with dask_local.in_process_cluster(distributed, 2) as local:
-        yield local.scheduler_address
+@pytest.fixture
+def cluster(dask_cluster):
+    """The suite's shared LocalCluster of two worker processes (conftest.py)."""
+    return dask_cluster
 
 
 @pytest.fixture
 def dying_cluster():
-    """A cluster of its own for a test whose workers die, so the shared one keeps both its workers (a nanny
-    does not restart a worker that dies while it is still starting). Its scheduler retries a task once (read
-    when the scheduler starts): every death costs a restart."""
+    """A cluster of its own for a test whose workers die, so the shared one keeps both its workers. Its scheduler
+    retries a task once (read when the scheduler starts): every death costs a restart."""
+    import dask
+
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
             dask_local.in_process_cluster(distributed, 2) as local:
         yield local.scheduler_address
@@ -114,7 +115,6 @@ def test_local_cluster_workers_get_no_malloc_trim_threshold(cluster, tasks_by_va
 
 @ON_THE_SHARED_CLUSTER
 def test_local_cluster_workers_run_no_sampling_profiler(cluster, tasks_by_value):
-    import dask
 
     assert dask.config.get("distributed.worker.profile.enabled")  # the caller's own setting is left alone
     assert map_ordered(parallel_tasks.dask_setting, ["distributed.worker.profile.enabled"], dask=cluster) == [False]
