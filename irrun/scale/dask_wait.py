@@ -6,7 +6,9 @@ import time
 
 from .tasks import ParallelError
 
-NO_WORKERS_TIMEOUT = 60.0  # seconds a scheduler may have no worker while tasks wait (a nanny restarts one in seconds)
+# Seconds a scheduler may have no worker while tasks wait. A nanny restarts a worker in seconds, but on a loaded
+# machine a spawned worker took over a minute to import what it needs (a test run at load 12 under nice 10).
+NO_WORKERS_TIMEOUT = 180.0
 CHECK_INTERVAL = 1.0  # seconds between looks at the scheduler's workers while no task finishes
 POLL_INTERVAL = 0.02  # seconds between looks for finished tasks (Dask's as_completed itself looks every 0.1 s)
 
