@@ -79,20 +79,6 @@ def environment_restored():
 
 
 @pytest.fixture(scope="session")
-def dask_cluster():
-    """The scheduler address of one LocalCluster of two worker processes with irrun's worker settings, for the
-    Dask tests of every module (a cluster costs seconds of CPU: its workers are spawned, as this process runs
-    threads). They are marked xdist_group("shared-dask-cluster"), so they run on one xdist worker, which starts
-    it once. No test kills its workers: a Dask nanny does not always restart them."""
-    import distributed
-
-    from irrun.scale import dask_local
-
-    with dask_local.in_process_cluster(distributed, 2) as local:
-        yield local.scheduler_address
-
-
-@pytest.fixture(scope="session")
 def browser(tmp_path_factory):
     """One headless Chromium for every test (of this xdist worker) that opens an HTML page."""
     from headless_chromium import Chromium

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import distributed
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -27,14 +28,16 @@ MODELS = Path(__file__).parents[1] / "models"
 POOLING = MODELS / "pooling_mix" / "model.xml"
 
 
-# Tests on the suite's shared Dask cluster (conftest.py) run on one xdist worker, which starts it once.
-ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("shared-dask-cluster")
+# The tests that use the shared cluster run on one xdist worker (--dist loadgroup), which starts it once.
+ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("test_parallel-cluster")
 
 
-@pytest.fixture
-def cluster(dask_cluster):
-    """The suite's shared LocalCluster of two worker processes (conftest.py)."""
-    return dask_cluster
+@pytest.fixture(scope="module")
+def cluster():
+    """A LocalCluster with two worker processes, shared by this module's Dask tests (closed after them: an idle
+    cluster takes a few percent of a core)."""
+    with dask_local.in_process_cluster(distributed, 2) as local:
+        yield local.scheduler_address
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +114,6 @@ def test_dask_keeps_order_and_reports_a_dying_worker(cluster):
     assert map_ordered(parallel_tasks.square, list(range(7)), dask=cluster) == [x * x for x in range(7)]
     import cloudpickle
     import dask
-    import distributed
 
     cloudpickle.register_pickle_by_value(parallel_tasks)  # the workers cannot import tests/
     try:  # a cluster of its own: the shared one keeps both its workers for the tests after this one
@@ -188,7 +190,7 @@ def test_cli_batch_with_jobs(batch_inputs, serial_run, tmp_path):
 
 @ON_THE_SHARED_CLUSTER
 def test_cli_batch_dask_on_a_shipped_model(tmp_path, cluster):
-    """On the shared cluster: `--dask local` from the command line is tests/test_dask_local.py's (and from a
+    """On this module's cluster: `--dask local` from the command line is tests/test_dask_local.py's (and from a
     process with threads, as here, its in-process cluster is test_with_other_threads_running_the_cluster...)."""
     model = MODELS / "torch_resnet"
     inputs = tmp_path / "in"

@@ -21,14 +21,16 @@ from irrun.scale import dask_local, dask_wait, parallel, tasks
 from irrun.scale.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
 
 
-# Tests on the suite's shared Dask cluster (conftest.py) run on one xdist worker, which starts it once.
-ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("shared-dask-cluster")
+# The tests that use the shared cluster run on one xdist worker (--dist loadgroup), which starts it once.
+ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("test_parallel_chunks-cluster")
 
 
-@pytest.fixture
-def cluster(dask_cluster):
-    """The suite's shared LocalCluster of two worker processes (conftest.py)."""
-    return dask_cluster
+@pytest.fixture(scope="module")
+def cluster():
+    """A LocalCluster with two worker processes, shared by this module's Dask tests (closed after them: an idle
+    cluster takes a few percent of a core)."""
+    with dask_local.in_process_cluster(distributed, 2) as local:
+        yield local.scheduler_address
 
 
 @pytest.fixture
