@@ -84,8 +84,13 @@ class _RecurrentSequence(Recurrent):
         require_rank(b.shape, (2,), "B", port_w + 2)
         directions = 2 if self.direction == "bidirectional" else 1
         hidden = self.hidden_size
-        given = next((s[2] for s in (*(st.shape for st in states), r.shape) if s is not None and len(s) == 3
-                      and s[2] is not None), None)
+        given = None
+        for port, shape in [(1 + k, st.shape) for k, st in enumerate(states)] + [(port_w + 1, r.shape)]:
+            if shape is not None and shape[2] is not None:
+                if given is not None and shape[2] != given:  # OpenVINO merges these dims before anything else
+                    raise ShapeError(f"hidden size {shape[2]} of {shape_str(shape)} differs from the other inputs' "
+                                     f"{given}", rule="port.dims", port=port)
+                given = shape[2]
         if given is not None and given != hidden:
             # OpenVINO's reader takes the inputs' hidden size; its CPU plugin then cannot compile the op.
             raise ShapeError(f"hidden_size {hidden} differs from the inputs' hidden size {given}",
