@@ -14,9 +14,10 @@ class Attr:
 
     kind = "value"
 
-    def __init__(self, default=REQUIRED, aliases=()):
+    def __init__(self, default=REQUIRED, aliases=(), missing_reads_as: str | None = None):
         self.default = default
         self.aliases = tuple(aliases)
+        self.missing_reads_as = missing_reads_as  # a required attribute OpenVINO reads as this when missing
         self.name = None
 
     def __set_name__(self, owner, name):
@@ -117,12 +118,12 @@ class Bool(Attr):
     kind = "boolean"
 
     def parse(self, text):
-        value = text.strip().lower()
+        value = text.lower()  # OpenVINO: "true" in any case or "1" is true, any other text false
         if value in ("true", "1"):
             return True
         if value in ("false", "0"):
             return False
-        raise ValueError(f"{text!r} is not a boolean (true, false, 1 or 0)")
+        raise SpecValueError(f"{text!r} is not a boolean (true, false, 1 or 0; OpenVINO reads false)", False)
 
 
 class Enum(Attr):
@@ -161,8 +162,8 @@ class Type(Attr):
 
     kind = "element type"
 
-    def __init__(self, *allowed, default=REQUIRED, aliases=(), openvino_checks=True):
-        super().__init__(default, aliases)
+    def __init__(self, *allowed, default=REQUIRED, aliases=(), openvino_checks=True, missing_reads_as=None):
+        super().__init__(default, aliases, missing_reads_as)
         self.allowed = tuple(allowed)
         self.openvino_checks = openvino_checks  # False: OpenVINO reads any element type here
 

@@ -150,7 +150,8 @@ class AdaptiveAvgPool8(Op):
         if size.value is not None:
             sizes = as_index_array(size.value, "output_size", 1)
             if (sizes < 0).any():
-                raise ShapeError(f"output_size {sizes.tolist()} has a negative value", rule="attr.range", port=1)
+                raise ShapeError(f"output_size {sizes.tolist()} has a negative value", rule="attr.range.spec",
+                                 port=1)
             spatial = tuple(int(v) for v in sizes)
         elif size.shape is not None and size.shape[0] is not None:
             spatial = (None,) * size.shape[0]

@@ -857,8 +857,9 @@ class Col2Im15(Op):
         kernel = self._pair(kernel_info, "kernel_size", 2)
         if kernel is not None and any(k <= 0 for k in kernel):
             raise ShapeError(f"kernel_size {list(kernel)} must be positive", rule="attr.range", port=2)
-        if size is not None and any(s < 0 for s in size):
-            raise ShapeError(f"output_size {list(size)} has a negative value", rule="attr.range", port=1)
+        if size is not None and any(s < 0 for s in size):  # OpenVINO reads -1 as a dynamic size, crashes on others
+            raise ShapeError(f"output_size {list(size)} has a negative value", port=1,
+                             rule="attr.range" if any(s < -1 for s in size) else "attr.range.spec")
         if data.shape is None:
             return [TensorInfo(None, data.type)]
         batched = len(data.shape) == 3

@@ -265,7 +265,7 @@ class EmbeddingSegmentsSum3(Op):
         if num_segments.value is not None:
             segments = int(as_index_array(num_segments.value, "num_segments", 3).reshape(-1)[0])
             if segments < 0:
-                raise ShapeError(f"num_segments {segments} is negative", rule="attr.range", port=3)
+                raise ShapeError(f"num_segments {segments} is negative", rule="attr.range.spec", port=3)
         return [TensorInfo(_out_shape(table, segments), table.type)]
 
     def run(self, inputs, in_infos, out_infos):

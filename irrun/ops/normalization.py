@@ -108,7 +108,7 @@ class MVN6(Op):
                 exc.rule = "attr.range.spec"
             raise
         if values is not None and axes.value is not None and len(values) != np.asarray(axes.value).size:
-            raise ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value", port=1)
+            raise ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value.spec", port=1)
         if data.rank is not None and axes.shape is not None and axes.shape and axes.shape[0] is not None \
                 and axes.shape[0] > data.rank:
             raise ShapeError(f"{axes.shape[0]} axes given for rank {data.rank}", rule="port.dims", port=1)

@@ -281,7 +281,7 @@ def output_size_input(info, rank, port=1):
         return None
     sizes = as_index_array(info.value, "output_size", port)
     if (sizes < 0).any():
-        raise ShapeError(f"output_size {sizes.tolist()} has a negative value", rule="attr.range", port=port)
+        raise ShapeError(f"output_size {sizes.tolist()} has a negative value", rule="attr.range.spec", port=port)
     return tuple(int(v) for v in sizes)
 
 

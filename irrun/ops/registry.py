@@ -77,6 +77,11 @@ class Op:
         for name, attr in cls.attributes.items():
             present = [n for n in attr.xml_names if n in layer.attrs]
             if not present:
+                if attr.default is REQUIRED and attr.missing_reads_as is not None:
+                    values[name] = attr.parse(attr.missing_reads_as)
+                    spec_notes.append(f"required attribute '{name}' is missing (OpenVINO reads "
+                                      f"{attr.missing_reads_as})")
+                    continue
                 if attr.default is REQUIRED:
                     raise InvalidAttributeError(f"required attribute '{name}' is missing", rule="attr.missing")
                 values[name] = attr.default

@@ -41,7 +41,8 @@ class SegmentMax16(Op):
             if count is None:
                 return None
             if int(count) < 0:
-                raise ShapeError(f"num_segments {int(count)} must not be negative", rule="attr.range", port=2)
+                raise ShapeError(f"num_segments {int(count)} must not be negative", rule="attr.range.spec",
+                                 port=2)
             return int(count)
         if ids is None:
             return None

@@ -466,7 +466,8 @@ class Broadcast1(Op):
             return None if n is None else (None,) * n
         target = tuple(int(t) for t in target.reshape(-1))
         if any(t < 0 for t in target):
-            raise ShapeError(f"target shape {list(target)} has a negative value", rule="attr.range", port=1)
+            raise ShapeError(f"target shape {list(target)} has a negative value", rule="attr.range.spec",
+                             port=1)
         if data.shape is None:
             return (None,) * len(target) if mode != "bidirectional" else None
         if mode == "numpy":
@@ -581,7 +582,7 @@ class Tile1(Op):
             return [TensorInfo((None,) * max(n, len(data.shape)), data.type)]
         repeats = repeats.reshape(-1).tolist()
         if any(r < 0 for r in repeats):
-            raise ShapeError(f"repeats {repeats} has a negative value", rule="attr.range", port=1)
+            raise ShapeError(f"repeats {repeats} has a negative value", rule="attr.range.spec", port=1)
         if data.shape is None:
             return [TensorInfo(None, data.type)]
         rank = max(len(repeats), len(data.shape))
