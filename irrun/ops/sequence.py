@@ -84,12 +84,17 @@ class _RecurrentSequence(Recurrent):
         require_rank(b.shape, (2,), "B", port_w + 2)
         directions = 2 if self.direction == "bidirectional" else 1
         hidden = self.hidden_size
-        given = next((s[2] for s in (*(st.shape for st in states), r.shape) if s is not None and len(s) == 3
-                      and s[2] is not None), None)
-        if given is not None and given != hidden:
+        given = [s[2] for s in (*(st.shape for st in states), r.shape) if s is not None and len(s) == 3
+                 and s[2] is not None]
+        if len(set(given)) > 1:
+            raise ShapeError(f"the initial states and R disagree on the hidden size: {sorted(set(given))}",
+                             rule="port.dims", port=port_w + 1)
+        stricter = None
+        if given and given[0] != hidden:
             # OpenVINO's reader takes the inputs' hidden size; its CPU plugin then cannot compile the op.
-            raise ShapeError(f"hidden_size {hidden} differs from the inputs' hidden size {given}",
-                             rule="attr.value.spec")
+            stricter = ShapeError(f"hidden_size {hidden} differs from the inputs' hidden size {given[0]}",
+                                  rule="attr.value.spec")
+            hidden = given[0]
         batch, steps, in_size = (None, None, None) if x.shape is None else x.shape
         expected = {
             "initial state": [(1 + k, s.shape, (batch, directions, hidden)) for k, s in enumerate(states)],
@@ -106,6 +111,8 @@ class _RecurrentSequence(Recurrent):
                     if got_dim is not None and want_dim is not None and got_dim != want_dim:
                         raise ShapeError(f"{what} shape {shape_str(shape)} does not match the expected "
                                          f"{shape_str(want)}", rule="port.dims", port=port)
+        if stricter is not None:
+            raise stricter
         # Merge the batch dim across inputs where X leaves it dynamic.
         if batch is None:
             for s in [*(st.shape for st in states), seq_lengths.shape]:
