@@ -68,11 +68,14 @@ def _check_minimum(value: int, minimum) -> None:
 class Int(Attr):
     kind = "int"
 
-    def __init__(self, default=REQUIRED, min=None, aliases=()):
+    def __init__(self, default=REQUIRED, min=None, aliases=(), exact=False):
         super().__init__(default, aliases)
         self.min = min
+        self.exact = exact  # OpenVINO reads this one whole (a Const's offset and size): no text after the digits
 
     def parse(self, text):
+        if self.exact and not re.fullmatch(r"\s*\d+\s*", text):
+            raise ValueError(f"{text!r} is not an unsigned integer")
         return _int(text, self.min)
 
 

@@ -38,8 +38,8 @@ class Parameter(Op):
 class Constant(Op):
     element_type = Type()
     shape = Ints(min=0)
-    offset = Int(min=0)
-    size = Int(min=0)
+    offset = Int(min=0, exact=True)
+    size = Int(min=0, exact=True)
     num_inputs = (0, 0)
 
     def infer(self, inputs):
@@ -51,6 +51,7 @@ class Constant(Op):
         needed = et.nbytes(count)
         if et.storage is None:
             # OpenVINO reads such a Const (its data then has no type): it cannot be computed with.
+            self.context.weights.slice(self.offset, self.size)  # but it refuses bytes beyond the file
             raise WeightsError(f"Const element type {et.name} has no data type to compute with", rule="const.type.spec")
         if self.size < needed:
             raise WeightsError(
