@@ -1,0 +1,209 @@
+"""The class of a rule is what OpenVINO's reader does with the file (issue 22): small IRs, each read here by
+`Core.read_model` (the oracle, live). A file OpenVINO reads gets a stricter-class rule, which
+`--openvino-compatible` reports as a warning and the runtime refuses with one IRError; a file it refuses
+gets an error of the OpenVINO class in compatible mode too (including where a stricter check used to come
+first and hide it)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import irrun
+from irbuild import IRBuilder
+from oracle import reader_refuses
+from irrun.tools.rule_classes import CLASS_NAMES, OPENVINO, RULE_CLASSES, STRICTER, rule_class
+
+
+def _i64(*values):
+    return np.array(values, np.int64)
+
+
+def _op(op_type, opset, x_shape, consts, attrs, out_rank, outputs=1, out_types=None):
+    """x (a Parameter of x_shape, f32), then one Const per input of `consts`, into one op."""
+    def make(directory):
+        b = IRBuilder()
+        x = b.parameter(x_shape, name="x")
+        sources = [(x, 0)] + [(b.const(np.asarray(c)), 0) for c in consts]
+        types = out_types or ["f32"] * outputs
+        layer = b.op(op_type, opset, sources, attrs, [([-1] * out_rank, t) for t in types])
+        for index in range(outputs):
+            b.result((layer, index))
+        return b.save(directory)
+    return make
+
+
+def _edited(make, old, new):
+    def edited(directory):
+        path = make(directory)
+        path.write_text(path.read_text().replace(old, new))
+        return path
+    return edited
+
+
+def _gather_axis(et, shape):
+    def make(directory):
+        b = IRBuilder()
+        x, indices = b.parameter([3, 4], name="x"), b.parameter([2], "i32", name="indices")
+        axis = b.parameter(shape, et, name="axis")
+        b.result((b.op("Gather", "opset8", [(x, 0), (indices, 0), (axis, 0)], {"batch_dims": 0},
+                       [([-1, -1], "f32")]), 0))
+        return b.save(directory)
+    return make
+
+
+def _const_into_add(**attrs):
+    def make(directory):
+        b = IRBuilder()
+        x, c = b.parameter([2], name="x"), b.const(np.zeros(2, np.float32))
+        b.layers[c].attrs.update(attrs)
+        b.result((b.op("Add", "opset1", [(x, 0), (c, 0)], {}, [([2], "f32")]), 0))
+        return b.save(directory)
+    return make
+
+
+def _convert(attrs):
+    def make(directory):
+        b = IRBuilder()
+        x = b.parameter([2, 3], name="x")
+        converted = b.op("Convert", "opset1", [(x, 0)], attrs, [([2, 3], "f32")])
+        b.result((b.op("ReLU", "opset1", [(converted, 0)], {}, [([2, 3], "f32")]), 0))
+        return b.save(directory)
+    return make
+
+
+def _reduce_keep_dims(text):
+    return _op("ReduceSum", "opset1", [2, 3], [_i64(1)], {"keep_dims": text}, 1)
+
+
+def _gru_hidden_sizes(state_hidden, r_hidden):
+    def make(directory):
+        b = IRBuilder()
+        x = b.parameter([1, 2, 4], name="x")
+        state = b.parameter([1, 1, state_hidden], name="h")
+        lengths = b.const(np.array([2], np.int64))
+        w, r = b.const(np.zeros((1, 9, 4), np.float32)), b.const(np.zeros((1, 9, r_hidden), np.float32))
+        bias = b.const(np.zeros((1, 9), np.float32))
+        layer = b.op("GRUSequence", "opset5", [(x, 0), (state, 0), (lengths, 0), (w, 0), (r, 0), (bias, 0)],
+                     {"hidden_size": 3, "direction": "forward"}, [([1, 1, 2, 3], "f32"), ([1, 1, 3], "f32")])
+        b.result((layer, 0))
+        b.result((layer, 1))
+        return b.save(directory)
+    return make
+
+
+INTERPOLATE = {"mode": "nearest", "shape_calculation_mode": "sizes"}
+X4 = [1, 3, 5, 6]
+
+# name -> (a file OpenVINO reads, the stricter rule irrun reports and refuses to run with)
+READ_BY_OPENVINO = {
+    "Tile negative repeats": (_op("Tile", "opset1", [2, 3], [_i64(-1, 2)], {}, 2), "attr.range.spec"),
+    "Broadcast-3 negative target shape": (_op("Broadcast", "opset3", [1, 3], [_i64(-2, 3)], {"mode": "numpy"}, 2),
+                                          "attr.range.spec"),
+    "Broadcast-1 negative target shape": (_op("Broadcast", "opset1", [1, 3], [_i64(-2, 3)], {"mode": "numpy"}, 2),
+                                          "attr.range.spec"),
+    "Pad-12 with a negative resulting dim": (_op("Pad", "opset12", [2, 3], [_i64(0, -2), _i64(0, -2)],
+                                                 {"pad_mode": "constant"}, 2), "attr.range.spec"),
+    "Pad-1 negative pads": (_op("Pad", "opset1", [2, 3], [_i64(0, -1), _i64(0, 0)], {"pad_mode": "constant"}, 2),
+                            "attr.range.spec"),
+    "SpaceToBatch negative pads": (_op("SpaceToBatch", "opset2", [1, 2, 4], [_i64(1, 1, 2), _i64(0, 0, -2),
+                                                                             _i64(0, 0, -2)], {}, 3),
+                                   "attr.range.spec"),
+    "Interpolate-11 negative sizes": (_op("Interpolate", "opset11", X4, [_i64(-4, 8), _i64(2, 3)], INTERPOLATE, 4),
+                                      "attr.range.spec"),
+    "Interpolate-11 repeated axes": (_op("Interpolate", "opset11", X4, [_i64(4, 8), _i64(2, 2)], INTERPOLATE, 4),
+                                     "attr.value.spec"),
+    "Interpolate-11 more sizes than axes": (_op("Interpolate", "opset11", X4, [_i64(4, 8, 3), _i64(2, 3)],
+                                                INTERPOLATE, 4), "port.dims.spec"),
+    "Interpolate-4 more scales than axes": (_op("Interpolate", "opset4", X4, [
+        _i64(4, 8), np.array([2, 2, 2], np.float32), _i64(2, 3)], {**INTERPOLATE, "shape_calculation_mode": "scales"},
+        4), "port.dims.spec"),
+    "Interpolate-4 repeated axes": (_op("Interpolate", "opset4", X4, [_i64(4, 8), np.ones(2, np.float32),
+                                                                      _i64(2, 2)], INTERPOLATE, 4), "attr.value.spec"),
+    "Interpolate-1 negative sizes": (_op("Interpolate", "opset1", X4, [_i64(-4, 8)], {"mode": "nearest",
+                                                                                     "axes": "2,3"}, 4),
+                                     "attr.range.spec"),
+    "AdaptiveAvgPool negative output_size": (_op("AdaptiveAvgPool", "opset8", X4, [_i64(-2, 3)], {}, 4),
+                                             "attr.range.spec"),
+    "AdaptiveMaxPool negative output_size": (_op("AdaptiveMaxPool", "opset8", X4, [_i64(-2, 3)],
+                                                 {"index_element_type": "i64"}, 4, 2, ["f32", "i64"]),
+                                             "attr.range.spec"),
+    "Col2Im output_size -1": (_op("Col2Im", "opset15", [1, 12, 9], [_i64(-1, 4), _i64(2, 2)], {}, 3),
+                              "attr.range.spec"),
+    "DFT signal_size below -1": (_op("DFT", "opset7", [2, 8, 2], [_i64(1), _i64(-2)], {}, 3), "attr.range.spec"),
+    "RDFT signal_size below -1": (_op("RDFT", "opset9", [2, 8], [_i64(1), _i64(-2)], {}, 3), "attr.range.spec"),
+    "SegmentMax negative num_segments": (_op("SegmentMax", "opset16", [4, 3], [_i64(0, 0, 1, 1), np.int64(-2)],
+                                             {"fill_mode": "ZERO"}, 2), "attr.range.spec"),
+    "EmbeddingSegmentsSum negative num_segments": (_op("EmbeddingSegmentsSum", "opset3", [4, 3], [
+        _i64(0, 1, 2), _i64(0, 0, 1), np.int64(-2)], {}, 2), "attr.range.spec"),
+    "MVN-6 repeated axes": (_op("MVN", "opset6", [2, 3, 4], [_i64(2, 2)], {
+        "normalize_variance": "true", "eps": "1e-5", "eps_mode": "inside_sqrt"}, 3), "attr.value.spec"),
+    "Convert to dynamic": (_convert({"destination_type": "dynamic"}), "attr.value.spec"),
+    "Convert without destination_type": (_convert({}), "attr.value.spec"),
+    "boolean ' true' (OpenVINO reads false)": (_reduce_keep_dims(" true"), "attr.value.spec"),
+    "boolean 'yes' (OpenVINO reads false)": (_reduce_keep_dims("yes"), "attr.value.spec"),
+    "Gather i64 axis of shape [2,?]": (_gather_axis("i64", [2, -1]), "port.rank.spec"),
+}
+
+# name -> (a file OpenVINO refuses, the OpenVINO-class rule irrun reports in compatible mode)
+REFUSED_BY_OPENVINO = {
+    "SpaceToBatch block_shape below 1": (_op("SpaceToBatch", "opset2", [1, 2, 4], [_i64(1, 1, -2), _i64(0, 0, 0),
+                                                                                   _i64(0, 0, 0)], {}, 3),
+                                         "attr.range"),
+    "BatchToSpace negative crops": (_op("BatchToSpace", "opset2", [2, 2, 4], [_i64(1, 1, 2), _i64(0, 0, -1),
+                                                                              _i64(0, 0, 0)], {}, 3), "attr.range"),
+    "Col2Im negative kernel_size": (_op("Col2Im", "opset15", [1, 12, 9], [_i64(4, 4), _i64(-2, 2)], {}, 3),
+                                    "attr.range"),
+    "Interpolate-11 fewer sizes than axes": (_op("Interpolate", "opset11", X4, [_i64(4), _i64(2, 3)], INTERPOLATE,
+                                                 4), "port.dims"),
+    "Gather f32 axis of shape [2,?] (behind the rank rule)": (_gather_axis("f32", [2, -1]), "port.type"),
+    "Const offset '1,,2'": (_const_into_add(offset="1,,2"), "attr.value"),
+    "Const size '8,,2'": (_const_into_add(size="8,,2"), "attr.value"),
+    "Const of type dynamic beyond the .bin (behind the type rule)": (_const_into_add(element_type="dynamic",
+                                                                                     size="100"), "const.offset"),
+    "AdaptiveMaxPool output_size of u6 (behind the type rule)": (_edited(_op(
+        "AdaptiveMaxPool", "opset8", X4, [_i64(2, 3)], {"index_element_type": "i64"}, 4, 2, ["f32", "i64"]),
+        '<data element_type="i64"', '<data element_type="u6"'), "port.type"),
+    "GRUSequence initial state and R disagree on the hidden size": (_gru_hidden_sizes(3, 5), "port.dims"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READ_BY_OPENVINO))
+def test_openvino_reads_it_so_the_rule_is_stricter(name, tmp_path):
+    make, rule = READ_BY_OPENVINO[name]
+    path = make(tmp_path / "m")
+    assert not reader_refuses(path)
+    assert rule_class(rule).kind == STRICTER
+    assert rule in {d.rule for d in irrun.check(path).errors}, irrun.check(path).lines()
+    compatible = irrun.check(path, openvino_compatible=True)
+    assert not compatible.errors, compatible.lines()
+    with pytest.raises(irrun.IRError) as refused:
+        irrun.load(path)
+    assert refused.value.rule == rule
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_BY_OPENVINO))
+def test_openvino_refuses_it_so_compatible_mode_does_too(name, tmp_path):
+    make, rule = REFUSED_BY_OPENVINO[name]
+    path = make(tmp_path / "m")
+    assert reader_refuses(path)
+    assert rule_class(rule).kind == OPENVINO
+    compatible = irrun.check(path, openvino_compatible=True)
+    assert rule in {d.rule for d in compatible.errors}, compatible.lines()
+
+
+def test_docs_give_every_rule_its_class_and_an_example():
+    """docs/rules.md: each `- rule — **class**.` line says the class rule_classes gives it, and an example."""
+    text = (Path(__file__).parents[1] / "docs" / "rules.md").read_text()
+    entries = dict(re.findall(r"^- `([a-z_.]+)` — (.*)$", text, re.M))
+    assert set(RULE_CLASSES) <= set(entries), sorted(set(RULE_CLASSES) - set(entries))
+    names = {CLASS_NAMES[OPENVINO].replace("this ", ""): OPENVINO, CLASS_NAMES[STRICTER]: STRICTER}
+    for rule, line in entries.items():
+        assert "Example:" in line, rule
+        documented = re.match(r"\*\*(.+?)\*\*", line)
+        if documented is None:
+            assert line.startswith("*warning*"), rule
+            continue
+        assert names[documented.group(1)] == rule_class(rule).kind, rule
