@@ -14,10 +14,9 @@ class Attr:
 
     kind = "value"
 
-    def __init__(self, default=REQUIRED, aliases=(), missing_reads_as: str | None = None):
+    def __init__(self, default=REQUIRED, aliases=()):
         self.default = default
         self.aliases = tuple(aliases)
-        self.missing_reads_as = missing_reads_as  # a required attribute OpenVINO reads as this when missing
         self.name = None
 
     def __set_name__(self, owner, name):
@@ -87,8 +86,10 @@ class Ints(Attr):
         self.min = min
 
     def parse(self, text):
-        if not text.strip():
+        if not text:
             return ()
+        if not text.strip():  # OpenVINO reads "" as an empty list and refuses blanks
+            raise ValueError(f"{text!r} is not a list of integers")
         values, lenient = [], []
         for part in text.split(","):
             if not part.strip():
@@ -165,8 +166,8 @@ class Type(Attr):
 
     kind = "element type"
 
-    def __init__(self, *allowed, default=REQUIRED, aliases=(), openvino_checks=True, missing_reads_as=None):
-        super().__init__(default, aliases, missing_reads_as)
+    def __init__(self, *allowed, default=REQUIRED, aliases=(), openvino_checks=True):
+        super().__init__(default, aliases)
         self.allowed = tuple(allowed)
         self.openvino_checks = openvino_checks  # False: OpenVINO reads any element type here
 

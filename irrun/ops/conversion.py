@@ -73,7 +73,7 @@ def round_to_bf16(x: np.ndarray) -> np.ndarray:
 
 @op("Convert", 1)
 class Convert(Op):
-    destination_type = Type(missing_reads_as="dynamic")
+    destination_type = Type()
 
     def infer(self, inputs):
         (data,) = inputs

@@ -71,18 +71,22 @@ class _ConvBase(Op):
         if filters.shape is not None and data.shape is None:
             require_rank(filters.shape, tuple(r + self.filter_extra for r in (3, 4, 5)), "filters", 1)
         _check_type(data, filters)
-        if self.strides is None or len(self.strides) != spatial:
+        strides, dilations = self.strides or (1,) * spatial, self.dilations or (1,) * spatial
+        if len(strides) != spatial:
             raise ShapeError(f"strides {list(self.strides)} should be defined for all and only the {spatial} spatial "
                              f"dimensions", rule="attr.length")
-        if len(self.dilations) != spatial:
+        if len(dilations) != spatial:
             raise ShapeError(f"dilations {list(self.dilations)} should be defined for all and only the {spatial} "
                              f"spatial dimensions", rule="attr.length")
         pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
         if len(pb) != spatial or len(pe) != spatial:
             raise ShapeError(f"pads_begin {list(self.pads_begin)} and pads_end {list(self.pads_end)} should be "
                              f"defined for all and only the {spatial} spatial dimensions", rule="attr.length")
-        require_positive_steps("strides", self.strides)
-        require_positive_steps("dilations", self.dilations)
+        require_positive_steps("strides", strides)
+        require_positive_steps("dilations", dilations)
+        if not self.strides or not self.dilations:
+            raise ShapeError("strides and dilations must be given (OpenVINO reads 1 for each spatial axis when one "
+                             "is missing or empty)", rule="attr.length.spec")
         return list(pb), list(pe)
 
     def kernel_dims(self, filters, spatial):

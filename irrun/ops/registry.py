@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import InvalidAttributeError, ShapeError
 from ..ir.types import ElementType
 from .attrs import REQUIRED, Attr, SpecValueError
+from .missing_attrs import UNKNOWN, openvino_reads_missing
 
 Shape = tuple  # of int (static) or None (dynamic); a None shape means dynamic rank
 
@@ -77,10 +78,13 @@ class Op:
         for name, attr in cls.attributes.items():
             present = [n for n in attr.xml_names if n in layer.attrs]
             if not present:
-                if attr.default is REQUIRED and attr.missing_reads_as is not None:
-                    values[name] = attr.parse(attr.missing_reads_as)
-                    spec_notes.append(f"required attribute '{name}' is missing (OpenVINO reads "
-                                      f"{attr.missing_reads_as})")
+                read = openvino_reads_missing(cls.type, cls.version, name) if attr.default is REQUIRED else UNKNOWN
+                if read is None:
+                    raise InvalidAttributeError(f"required attribute '{name}' is missing (OpenVINO reads the "
+                                                f"file with a default irrun does not take)", rule="attr.value.spec")
+                if read is not UNKNOWN:
+                    values[name] = attr.parse(read)
+                    spec_notes.append(f"required attribute '{name}' is missing (OpenVINO reads {read})")
                     continue
                 if attr.default is REQUIRED:
                     raise InvalidAttributeError(f"required attribute '{name}' is missing", rule="attr.missing")

@@ -35,6 +35,7 @@ class Recurrent(Op):
     activations_beta = Floats(default=())
     clip = Float(default=0.0)
     gates = 1
+    hidden_from_inputs = False
     num_states = 1  # initial states among the inputs (LSTM: H and C)
     activation_count = 1
 
@@ -48,11 +49,12 @@ class Recurrent(Op):
         for name in self.activations:
             if name not in ACTIVATIONS:
                 raise ShapeError(f"activation {name!r} is not supported (relu, sigmoid, tanh)", rule="attr.value")
-        if self.hidden_size <= 0:
+        if self.hidden_size <= 0 and not self.hidden_from_inputs:
             raise ShapeError(f"hidden_size {self.hidden_size} must be positive", rule="attr.range")
 
 
 class _RecurrentSequence(Recurrent):
+    hidden_from_inputs = True  # OpenVINO's reader takes the hidden size of the inputs (a 0 attribute too)
     direction = Enum("forward", "reverse", "bidirectional")
 
     # ---------------------------------------------------------------- shape inference
@@ -86,6 +88,8 @@ class _RecurrentSequence(Recurrent):
         hidden = self.hidden_size
         given = [s[2] for s in (*(st.shape for st in states), r.shape) if s is not None and len(s) == 3
                  and s[2] is not None]
+        if not given and hidden <= 0:
+            raise ShapeError(f"hidden_size {hidden} must be positive", rule="attr.range")
         if len(set(given)) > 1:
             raise ShapeError(f"the initial states and R disagree on the hidden size: {sorted(set(given))}",
                              rule="port.dims", port=port_w + 1)

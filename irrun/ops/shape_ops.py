@@ -106,7 +106,7 @@ class ShapeOf1(Op):
 
 @op("ShapeOf", 3)
 class ShapeOf3(ShapeOf1):
-    output_type = Type("i32", "i64", default=I64)
+    output_type = Type("i32", "i64")  # OpenVINO refuses a ShapeOf-3 without it
 
     @property
     def out_type(self):
