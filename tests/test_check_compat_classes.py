@@ -21,18 +21,26 @@ def _i64(*values):
     return np.array(values, np.int64)
 
 
-def _op(op_type, opset, x_shape, consts, attrs, out_rank, outputs=1, out_types=None):
-    """x (a Parameter of x_shape, f32), then one Const per input of `consts`, into one op."""
+def _op(op_type, opset, x_shape, consts, attrs, out_rank, outputs=1, out_types=None, computed=False):
+    """x (a Parameter of x_shape, f32), then one Const per input of `consts`, into one op; `computed`: each
+    i64 Const goes through an Add of zeros first (a value other layers compute)."""
     def make(directory):
         b = IRBuilder()
         x = b.parameter(x_shape, name="x")
-        sources = [(x, 0)] + [(b.const(np.asarray(c)), 0) for c in consts]
+        sources = [(x, 0)] + [(_value(b, np.asarray(c), computed), 0) for c in consts]
         types = out_types or ["f32"] * outputs
         layer = b.op(op_type, opset, sources, attrs, [([-1] * out_rank, t) for t in types])
         for index in range(outputs):
             b.result((layer, index))
         return b.save(directory)
     return make
+
+
+def _value(b, array, computed):
+    const = b.const(array)
+    if not computed or array.dtype != np.int64:
+        return const
+    return b.op("Add", "opset1", [(const, 0), (b.const(np.zeros_like(array)), 0)], {}, [(list(array.shape), "i64")])
 
 
 def _edited(make, old, new):
@@ -167,6 +175,17 @@ REFUSED_BY_OPENVINO = {
         "AdaptiveMaxPool", "opset8", X4, [_i64(2, 3)], {"index_element_type": "i64"}, 4, 2, ["f32", "i64"]),
         '<data element_type="i64"', '<data element_type="u6"'), "port.type"),
     "GRUSequence initial state and R disagree on the hidden size": (_gru_hidden_sizes(3, 5), "port.dims"),
+    # a negative size computed by other layers (OpenVINO's bounds evaluation), not read from a Const
+    "Tile negative repeats, computed": (_op("Tile", "opset1", [2, 3], [_i64(-1, 2)], {}, 2, computed=True),
+                                        "attr.range"),
+    "Broadcast-3 negative target shape, computed": (_op("Broadcast", "opset3", [1, 3], [_i64(-2, 3)],
+                                                        {"mode": "numpy"}, 2, computed=True), "attr.range"),
+    "Interpolate-11 negative sizes, computed": (_op("Interpolate", "opset11", X4, [_i64(-4, 8), _i64(2, 3)],
+                                                    INTERPOLATE, 4, computed=True), "attr.range"),
+    "AdaptiveAvgPool negative output_size, computed": (_op("AdaptiveAvgPool", "opset8", X4, [_i64(-2, 3)], {}, 4,
+                                                           computed=True), "attr.range"),
+    "SegmentMax negative num_segments, computed": (_op("SegmentMax", "opset16", [4, 3], [
+        _i64(0, 0, 1, 1), np.int64(-2)], {"fill_mode": "ZERO"}, 2, computed=True), "attr.range"),
 }
 
 

@@ -23,7 +23,7 @@ from . import conv_blocked, conv_taps, conv_winograd, depthwise_gemm, depthwise_
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
+from .shapes import as_index_array, negative_size, require_positive_steps, require_rank, shape_str
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 CHUNK_BYTES = 1 << 25  # im2col / column buffers are built at most this large per chunk
@@ -861,9 +861,10 @@ class Col2Im15(Op):
         kernel = self._pair(kernel_info, "kernel_size", 2)
         if kernel is not None and any(k <= 0 for k in kernel):
             raise ShapeError(f"kernel_size {list(kernel)} must be positive", rule="attr.range", port=2)
-        if size is not None and any(s < 0 for s in size):  # OpenVINO reads -1 as a dynamic size, crashes on others
-            raise ShapeError(f"output_size {list(size)} has a negative value", port=1,
-                             rule="attr.range" if any(s < -1 for s in size) else "attr.range.spec")
+        if size is not None and any(s < -1 for s in size):  # OpenVINO crashes on these
+            raise ShapeError(f"output_size {list(size)} has a value below -1", rule="attr.range", port=1)
+        if size is not None and any(s < 0 for s in size):
+            raise negative_size(f"output_size {list(size)} has a negative value", size_info, 1)
         if data.shape is None:
             return [TensorInfo(None, data.type)]
         batched = len(data.shape) == 3

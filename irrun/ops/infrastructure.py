@@ -43,7 +43,7 @@ class Constant(Op):
     num_inputs = (0, 0)
 
     def infer(self, inputs):
-        return [TensorInfo(self.shape, self.element_type, self.load())]
+        return [TensorInfo(self.shape, self.element_type, self.load(), literal=True)]
 
     def load(self) -> np.ndarray:
         et: ElementType = self.element_type

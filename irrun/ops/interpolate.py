@@ -18,7 +18,7 @@ from .attrs import Bool, Enum, Float, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shape_ops import int_values, normalize_axis, one_dim_length
-from .shapes import require_rank
+from .shapes import negative_size, require_rank
 
 F32 = np.float32
 EPSILON = F32(1.0e-6)
@@ -346,8 +346,10 @@ class InterpolateBase(Op):
             if values is not None:
                 sizes = [int(v) for v in values.reshape(-1)]
                 if any(v < 0 for v in sizes):
-                    stricter.append(ShapeError(f"sizes {sizes} has a negative value", rule="attr.range.spec",
-                                               port=self.sizes_port))
+                    error = negative_size(f"sizes {sizes} has a negative value", sizes_info, self.sizes_port)
+                    if error.rule == "attr.range":
+                        raise error
+                    stricter.append(error)
         else:
             _check_count(one_dim_length(scales_info), len(axes), "scales", self.scales_port, stricter)
             if scales_info.value is not None:

@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES, lowest
 from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
-from .shapes import (as_index_array, numel, readable_value, refuse_unsigned_dilations, require_positive_steps,
+from .shapes import (as_index_array, negative_size, numel, readable_value, refuse_unsigned_dilations, require_positive_steps,
                      require_rank)
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
@@ -283,7 +283,7 @@ def output_size_input(info, rank, port=1):
         return None
     sizes = as_index_array(info.value, "output_size", port)
     if (sizes < 0).any():
-        raise ShapeError(f"output_size {sizes.tolist()} has a negative value", rule="attr.range.spec", port=port)
+        raise negative_size(f"output_size {sizes.tolist()} has a negative value", info, port)
     return tuple(int(v) for v in sizes)
 
 

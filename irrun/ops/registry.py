@@ -24,6 +24,7 @@ class TensorInfo:
     # Shape arithmetic whose value is partly known (ShapeOf of a partly dynamic shape, Gather, Concat): each
     # element, flattened, an int or None. Only the checker fills it (irrun/ops/partial.py).
     partial: tuple | None = None
+    literal: bool = False  # the output of a Constant layer itself (OpenVINO reads some values only from those)
 
     @property
     def rank(self) -> int | None:

@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
-from .shapes import readable_value, reject_nf4, require_rank, shape_str
+from .shapes import negative_size, readable_value, reject_nf4, require_rank, shape_str
 
 I64 = ELEMENT_TYPES["i64"]
 
@@ -466,8 +466,7 @@ class Broadcast1(Op):
             return None if n is None else (None,) * n
         target = tuple(int(t) for t in target.reshape(-1))
         if any(t < 0 for t in target):
-            raise ShapeError(f"target shape {list(target)} has a negative value", rule="attr.range.spec",
-                             port=1)
+            raise negative_size(f"target shape {list(target)} has a negative value", target_info, 1)
         if data.shape is None:
             return (None,) * len(target) if mode != "bidirectional" else None
         if mode == "numpy":
@@ -582,7 +581,7 @@ class Tile1(Op):
             return [TensorInfo((None,) * max(n, len(data.shape)), data.type)]
         repeats = repeats.reshape(-1).tolist()
         if any(r < 0 for r in repeats):
-            raise ShapeError(f"repeats {repeats} has a negative value", rule="attr.range.spec", port=1)
+            raise negative_size(f"repeats {repeats} has a negative value", repeats_info, 1)
         if data.shape is None:
             return [TensorInfo(None, data.type)]
         rank = max(len(repeats), len(data.shape))
