@@ -102,6 +102,67 @@ def _gru_hidden_sizes(state_hidden, r_hidden):
     return make
 
 
+def _without(make, layer_type, attribute):
+    """`make`'s file with one attribute of its `layer_type` layer removed."""
+    def edited(directory):
+        path = make(directory)
+        text = path.read_text()
+        at = text.index(f'type="{layer_type}"')
+        data = text.index("<data ", at)
+        new = re.sub(rf' {attribute}="[^"]*"', "", text[data:text.index(">", data)], count=1)
+        path.write_text(text[:data] + new + text[text.index(">", data):])
+        return path
+    return edited
+
+
+def _parameter_of_type(et):
+    def make(directory):
+        b = IRBuilder()
+        x = b.parameter([2, 3], name="x")
+        if et is None:
+            del b.layers[x].attrs["element_type"]
+        else:
+            b.layers[x].attrs["element_type"] = et
+        b.result((b.op("ReLU", "opset1", [(x, 0)], {}, [([2, 3], "f32")]), 0))
+        return b.save(directory)
+    return make
+
+
+def _one_hot(directory):
+    b = IRBuilder()
+    indices = b.parameter([3], "i64", name="indices")
+    values = [b.const(v) for v in (np.array(4, np.int64), np.array(1, np.float32), np.array(0, np.float32))]
+    layer = b.op("OneHot", "opset1", [(indices, 0)] + [(v, 0) for v in values], {"axis": -1}, [([3, 4], "f32")])
+    b.result((layer, 0))
+    return b.save(directory)
+
+
+def _shape_of(directory):
+    b = IRBuilder()
+    x = b.parameter([2, 3], name="x")
+    b.result((b.op("ShapeOf", "opset3", [(x, 0)], {"output_type": "i64"}, [([2], "i64")]), 0))
+    return b.save(directory)
+
+
+def _convolution(directory):
+    b = IRBuilder()
+    x, w = b.parameter([1, 2, 5, 5], name="x"), b.const(np.ones((3, 2, 3, 3), np.float32))
+    attrs = {"strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0", "dilations": "1,1", "auto_pad": "explicit"}
+    b.result((b.op("Convolution", "opset1", [(x, 0), (w, 0)], attrs, [([1, 3, 3, 3], "f32")]), 0))
+    return b.save(directory)
+
+
+def _max_pool(directory):
+    b = IRBuilder()
+    x = b.parameter([1, 2, 5, 5], name="x")
+    attrs = {"strides": "1,1", "pads_begin": "0,0", "pads_end": "0,0", "kernel": "2,2", "rounding_type": "floor",
+             "auto_pad": "explicit", "dilations": "1,1"}
+    layer = b.op("MaxPool", "opset8", [(x, 0)], attrs, [([1, 2, 4, 4], "f32"), ([1, 2, 4, 4], "i64")])
+    b.result((layer, 0))
+    b.result((layer, 1))
+    return b.save(directory)
+
+
 INTERPOLATE = {"mode": "nearest", "shape_calculation_mode": "sizes"}
 X4 = [1, 3, 5, 6]
 
@@ -153,6 +214,15 @@ READ_BY_OPENVINO = {
     "boolean ' true' (OpenVINO reads false)": (_reduce_keep_dims(" true"), "attr.value.spec"),
     "boolean 'yes' (OpenVINO reads false)": (_reduce_keep_dims("yes"), "attr.value.spec"),
     "Gather i64 axis of shape [2,?]": (_gather_axis("i64", [2, -1]), "port.rank.spec"),
+    "Parameter of type dynamic": (_parameter_of_type("dynamic"), "attr.value.spec"),
+    "Parameter without element_type (OpenVINO reads dynamic)": (_parameter_of_type(None), "attr.value.spec"),
+    "Concat without axis (OpenVINO reads 0)": (_without(_op("Concat", "opset1", [2, 3], [np.zeros((1, 3), np.float32)],
+                                                            {"axis": 0}, 2), "Concat", "axis"), "attr.value.spec"),
+    "OneHot without axis (OpenVINO reads 0)": (_without(_one_hot, "OneHot", "axis"), "attr.value.spec"),
+    "MaxPool without pads_begin (OpenVINO reads zeros)": (_without(_max_pool, "MaxPool", "pads_begin"),
+                                                          "attr.value.spec"),
+    "Convolution without strides (OpenVINO reads ones)": (_without(_convolution, "Convolution", "strides"),
+                                                          "attr.length.spec"),
 }
 
 # name -> (a file OpenVINO refuses, the OpenVINO-class rule irrun reports in compatible mode)
@@ -175,6 +245,12 @@ REFUSED_BY_OPENVINO = {
         "AdaptiveMaxPool", "opset8", X4, [_i64(2, 3)], {"index_element_type": "i64"}, 4, 2, ["f32", "i64"]),
         '<data element_type="i64"', '<data element_type="u6"'), "port.type"),
     "GRUSequence initial state and R disagree on the hidden size": (_gru_hidden_sizes(3, 5), "port.dims"),
+    "Interpolate-11 axes of u8": (_op("Interpolate", "opset11", X4, [_i64(4, 8), np.array([2, 3], np.uint8)],
+                                      INTERPOLATE, 4), "port.type"),
+    "Interpolate-4 sizes of i8": (_op("Interpolate", "opset4", X4, [np.array([4, 8], np.int8), np.ones(2, np.float32),
+                                                                    _i64(2, 3)], INTERPOLATE, 4), "port.type"),
+    "ShapeOf-3 without output_type": (_without(_shape_of, "ShapeOf", "output_type"), "attr.missing"),
+    "Const shape of blanks": (_const_into_add(shape=" "), "attr.value"),
     # a negative size computed by other layers (OpenVINO's bounds evaluation), not read from a Const
     "Tile negative repeats, computed": (_op("Tile", "opset1", [2, 3], [_i64(-1, 2)], {}, 2, computed=True),
                                         "attr.range"),
@@ -226,3 +302,10 @@ def test_docs_give_every_rule_its_class_and_an_example():
             assert line.startswith("*warning*"), rule
             continue
         assert names[documented.group(1)] == rule_class(rule).kind, rule
+
+
+def test_interpolate1_takes_sizes_of_any_integer_type(tmp_path):
+    path = _op("Interpolate", "opset1", X4, [np.array([4, 8], np.uint8)], {"mode": "nearest", "axes": "2,3"}, 4)(
+        tmp_path / "m")
+    assert not reader_refuses(path)
+    assert not {d.rule for d in irrun.check(path).errors} & {"port.type", "port.type.spec"}

@@ -289,6 +289,7 @@ class InterpolateBase(Op):
     pads_begin = Ints(default=(0,))
     pads_end = Ints(default=(0,))
     cube_coeff = Float(default=-0.75)
+    index_types = ("i32", "i64", "u32", "u64")  # of sizes and axes (OpenVINO's check; Interpolate-1 takes any)
 
     # ports: subclasses say where sizes, scales and axes come from
     def ports(self, inputs):
@@ -308,9 +309,9 @@ class InterpolateBase(Op):
         sizes_info, scales_info, axes_info = self.ports(inputs)
         if sizes_info is not None:
             require_rank(sizes_info.shape, (1,), "sizes", self.sizes_port)
-            if not sizes_info.type.is_integer:
-                raise ShapeError(f"sizes must be integers, got {sizes_info.type}", rule="port.type",
-                                 port=self.sizes_port)
+            if not sizes_info.type.is_integer or (self.index_types and sizes_info.type.name not in self.index_types):
+                raise ShapeError(f"sizes must be integers ({', '.join(self.index_types or ())}), got "
+                                 f"{sizes_info.type}", rule="port.type", port=self.sizes_port)
         if scales_info is not None:
             require_rank(scales_info.shape, (1,), "scales", self.scales_port)
             if not scales_info.type.is_float:
@@ -318,6 +319,9 @@ class InterpolateBase(Op):
                                  port=self.scales_port)
         if axes_info is not None:
             require_rank(axes_info.shape, (1,), "axes", self.axes_port)
+            if self.index_types and axes_info.type.name not in self.index_types:
+                raise ShapeError(f"axes must be {', '.join(self.index_types)}, got {axes_info.type}", rule="port.type",
+                                 port=self.axes_port)
         if data.shape is None:
             return None
         rank = len(data.shape)

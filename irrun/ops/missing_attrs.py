@@ -10,6 +10,7 @@ OPENVINO_READS_MISSING: dict[tuple[str, int, str], str | None] = {
     ("Concat", 1, "axis"): "0",
     ("Convert", 1, "destination_type"): "dynamic",
     ("Clamp", 1, "min"): "0",
+    ("Parameter", 1, "element_type"): "dynamic",
     ("OneHot", 1, "axis"): "0",
     ("MVN", 6, "eps"): "0",
     ("MVN", 6, "normalize_variance"): "false",
