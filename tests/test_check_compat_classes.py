@@ -102,6 +102,10 @@ def _gru_hidden_sizes(state_hidden, r_hidden):
     return make
 
 
+INTERPOLATE = {"mode": "nearest", "shape_calculation_mode": "sizes"}
+X4 = [1, 3, 5, 6]
+
+
 def _without(make, layer_type, attribute):
     """`make`'s file with one attribute of its `layer_type` layer removed."""
     def edited(directory):
@@ -137,6 +141,16 @@ def _one_hot(directory):
     return b.save(directory)
 
 
+def _interpolate_into_concat(directory):
+    """Interpolate-11 with more sizes than axes (OpenVINO reads [1,3,4,6]) concatenated with x [1,3,5,6]."""
+    b = IRBuilder()
+    x = b.parameter(X4, name="x")
+    sizes, axes = b.const(_i64(4, 8)), b.const(_i64(2))
+    resized = b.op("Interpolate", "opset11", [(x, 0), (sizes, 0), (axes, 0)], INTERPOLATE, [([-1] * 4, "f32")])
+    b.result((b.op("Concat", "opset1", [(resized, 0), (x, 0)], {"axis": 1}, [([1, 6, -1, 6], "f32")]), 0))
+    return b.save(directory)
+
+
 def _shape_of(directory):
     b = IRBuilder()
     x = b.parameter([2, 3], name="x")
@@ -163,8 +177,6 @@ def _max_pool(directory):
     return b.save(directory)
 
 
-INTERPOLATE = {"mode": "nearest", "shape_calculation_mode": "sizes"}
-X4 = [1, 3, 5, 6]
 
 # name -> (a file OpenVINO reads, the stricter rule irrun reports and refuses to run with)
 READ_BY_OPENVINO = {
@@ -249,6 +261,8 @@ REFUSED_BY_OPENVINO = {
                                       INTERPOLATE, 4), "port.type"),
     "Interpolate-4 sizes of i8": (_op("Interpolate", "opset4", X4, [np.array([4, 8], np.int8), np.ones(2, np.float32),
                                                                     _i64(2, 3)], INTERPOLATE, 4), "port.type"),
+    "Concat after an Interpolate with more sizes than axes (checked on with OpenVINO's reading)": (
+        _interpolate_into_concat, "port.dims"),
     "ShapeOf-3 without output_type": (_without(_shape_of, "ShapeOf", "output_type"), "attr.missing"),
     "Const shape of blanks": (_const_into_add(shape=" "), "attr.value"),
     # a negative size computed by other layers (OpenVINO's bounds evaluation), not read from a Const

@@ -367,6 +367,8 @@ class InterpolateBase(Op):
             else:
                 out[a] = None
         if stricter:
+            if all(d is None or d >= 0 for d in out):
+                stricter[0].openvino_outputs = [TensorInfo(tuple(out), data.type)]
             raise stricter[0]
         return padded, axes, sizes, scales, tuple(out)
 

@@ -115,8 +115,6 @@ class _RecurrentSequence(Recurrent):
                     if got_dim is not None and want_dim is not None and got_dim != want_dim:
                         raise ShapeError(f"{what} shape {shape_str(shape)} does not match the expected "
                                          f"{shape_str(want)}", rule="port.dims", port=port)
-        if stricter is not None:
-            raise stricter
         # Merge the batch dim across inputs where X leaves it dynamic.
         if batch is None:
             for s in [*(st.shape for st in states), seq_lengths.shape]:
@@ -125,6 +123,9 @@ class _RecurrentSequence(Recurrent):
                     break
         y = TensorInfo((batch, directions, steps, hidden), float_type)
         state = TensorInfo((batch, directions, hidden), float_type)
+        if stricter is not None:
+            stricter.openvino_outputs = [y] + [state] * self.num_states
+            raise stricter
         return [y] + [state] * self.num_states
 
     # ---------------------------------------------------------------- run
