@@ -151,6 +151,16 @@ def _interpolate_into_concat(directory):
     return b.save(directory)
 
 
+def _attention_scale(directory):
+    """ScaledDotProductAttention-13 with a scale input of shape [?,?]: OpenVINO wants rank 0 or 1."""
+    b = IRBuilder()
+    q, k, v = (b.parameter([1, 2, 3, 4], name=name) for name in "qkv")
+    mask, scale = b.parameter([1, 1, 3, 3], name="mask"), b.parameter([-1, -1], name="scale")
+    sources = [(q, 0), (k, 0), (v, 0), (mask, 0), (scale, 0)]
+    b.result((b.op("ScaledDotProductAttention", "opset13", sources, {"causal": "false"}, [([1, 2, 3, 4], "f32")]), 0))
+    return b.save(directory)
+
+
 def _shape_of(directory):
     b = IRBuilder()
     x = b.parameter([2, 3], name="x")
@@ -263,6 +273,7 @@ REFUSED_BY_OPENVINO = {
                                                                     _i64(2, 3)], INTERPOLATE, 4), "port.type"),
     "Concat after an Interpolate with more sizes than axes (checked on with OpenVINO's reading)": (
         _interpolate_into_concat, "port.dims"),
+    "ScaledDotProductAttention scale of rank 2, dynamic": (_attention_scale, "port.dims"),
     "ShapeOf-3 without output_type": (_without(_shape_of, "ShapeOf", "output_type"), "attr.missing"),
     "Const shape of blanks": (_const_into_add(shape=" "), "attr.value"),
     # a negative size computed by other layers (OpenVINO's bounds evaluation), not read from a Const
