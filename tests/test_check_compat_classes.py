@@ -161,6 +161,17 @@ def _attention_scale(directory):
     return b.save(directory)
 
 
+def _bad_byte_in_an_edge(directory):
+    """A byte invalid in UTF-8 inside an edge's from-layer: OpenVINO's parser reads the text, then finds no
+    such layer."""
+    b = IRBuilder()
+    x = b.parameter([2, 3], name="x")
+    b.result((b.op("ReLU", "opset1", [(x, 0)], {}, [([2, 3], "f32")]), 0))
+    path = b.save(directory)
+    path.write_bytes(path.read_bytes().replace(b'<edge from-layer="1"', b'<edge from-layer="1\x93-h"'))
+    return path
+
+
 def _shape_of(directory):
     b = IRBuilder()
     x = b.parameter([2, 3], name="x")
@@ -274,6 +285,7 @@ REFUSED_BY_OPENVINO = {
     "Concat after an Interpolate with more sizes than axes (checked on with OpenVINO's reading)": (
         _interpolate_into_concat, "port.dims"),
     "ScaledDotProductAttention scale of rank 2, dynamic": (_attention_scale, "port.dims"),
+    "edge from a missing layer, with a byte invalid in UTF-8": (_bad_byte_in_an_edge, "edge.ref"),
     "ShapeOf-3 without output_type": (_without(_shape_of, "ShapeOf", "output_type"), "attr.missing"),
     "Const shape of blanks": (_const_into_add(shape=" "), "attr.value"),
     # a negative size computed by other layers (OpenVINO's bounds evaluation), not read from a Const

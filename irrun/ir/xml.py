@@ -23,7 +23,9 @@ def _parser() -> etree.XMLParser:
     )
 
 
-def read_xml(path) -> IRDocument:
+def read_xml(path, repair_encoding: bool = False) -> IRDocument:
+    """repair_encoding: read bytes invalid in the file's encoding as OpenVINO's parser does (the checker goes
+    on that way), instead of refusing the file (rule file.xml.encoding)."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -42,7 +44,10 @@ def read_xml(path) -> IRDocument:
     try:
         root = etree.fromstring(data, _parser())
     except etree.XMLSyntaxError as exc:
-        rule = "file.xml.encoding" if _well_formed_but_for_encoding(data) else "file.xml"
+        repaired = _well_formed_but_for_encoding(data)
+        if repaired is not None and repair_encoding:
+            return _document(repaired, path)
+        rule = "file.xml.encoding" if repaired is not None else "file.xml"
         raise ParseError(f"not well-formed XML: {exc}", file=path, rule=rule) from None
     except ValueError as exc:
         raise ParseError(f"not readable as XML: {exc}", file=path, rule="file.xml") from None
@@ -56,17 +61,16 @@ def read_xml(path) -> IRDocument:
 _ENCODING_DECLARATION = re.compile(rb"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*[\"'][^\"']*[\"']")
 
 
-def _well_formed_but_for_encoding(data: bytes) -> bool:
-    """Whether the XML is well-formed once its bytes are read as UTF-8 with invalid ones replaced and its
-    encoding declaration dropped: OpenVINO's parser (pugixml) reads such a file, as it checks neither."""
+def _well_formed_but_for_encoding(data: bytes):
+    """The XML's root if it is well-formed once its bytes are read as UTF-8 with invalid ones replaced and its
+    encoding declaration dropped (OpenVINO's parser, pugixml, reads such a file, as it checks neither); else None."""
     repaired = _ENCODING_DECLARATION.sub(rb"\1", data).decode("utf-8", errors="replace").encode()
     if repaired == data:
-        return False
+        return None
     try:
-        etree.fromstring(repaired, _parser())
+        return etree.fromstring(repaired, _parser())
     except (etree.XMLSyntaxError, ValueError):
-        return False
-    return True
+        return None
 
 
 def _document(root, path: Path) -> IRDocument:

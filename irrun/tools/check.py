@@ -122,11 +122,15 @@ def check(path, openvino_compatible: bool = False) -> Report:
 
 
 def _check(path: str) -> Report:
+    unreadable = []
     try:
         doc = read_xml(path)
     except IRError as exc:
-        return Report(path, None, [_from_error(exc)])
+        if exc.rule != "file.xml.encoding":
+            return Report(path, None, [_from_error(exc)])
+        unreadable, doc = [_from_error(exc)], read_xml(path, repair_encoding=True)  # as OpenVINO reads it
     checker = _Checker(doc)
+    checker.diagnostics += unreadable
     try:
         checker.run()
     except Exception as exc:  # noqa: BLE001 - a bug in irrun must not stop a directory run
