@@ -73,7 +73,7 @@ class Int(Attr):
         self.exact = exact  # OpenVINO reads this one whole (a Const's offset and size): no text after the digits
 
     def parse(self, text):
-        if self.exact and not re.fullmatch(r"\s*\d+\s*", text):
+        if self.exact and not re.fullmatch(r"\s*[+-]?\d+\s*", text):
             raise ValueError(f"{text!r} is not an unsigned integer")
         return _int(text, self.min)
 
