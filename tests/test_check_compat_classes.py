@@ -247,6 +247,8 @@ READ_BY_OPENVINO = {
     "boolean ' true' (OpenVINO reads false)": (_reduce_keep_dims(" true"), "attr.value.spec"),
     "boolean 'yes' (OpenVINO reads false)": (_reduce_keep_dims("yes"), "attr.value.spec"),
     "Gather i64 axis of shape [2,?]": (_gather_axis("i64", [2, -1]), "port.rank.spec"),
+    "MVN-6 axes of f32": (_op("MVN", "opset6", [2, 3, 4], [np.array([2.0], np.float32)], {
+        "normalize_variance": "true", "eps": "1e-5", "eps_mode": "inside_sqrt"}, 3), "port.type.spec"),
     "Parameter of type dynamic": (_parameter_of_type("dynamic"), "attr.value.spec"),
     "Parameter without element_type (OpenVINO reads dynamic)": (_parameter_of_type(None), "attr.value.spec"),
     "Concat without axis (OpenVINO reads 0)": (_without(_op("Concat", "opset1", [2, 3], [np.zeros((1, 3), np.float32)],
@@ -286,6 +288,10 @@ REFUSED_BY_OPENVINO = {
         _interpolate_into_concat, "port.dims"),
     "ScaledDotProductAttention scale of rank 2, dynamic": (_attention_scale, "port.dims"),
     "edge from a missing layer, with a byte invalid in UTF-8": (_bad_byte_in_an_edge, "edge.ref"),
+    "MVN-6 on a scalar with one axis (behind the axes' range)": (_op("MVN", "opset6", [], [_i64(-1)], {
+        "normalize_variance": "true", "eps": "1e-5", "eps_mode": "inside_sqrt"}, 0), "port.dims"),
+    "output port without precision": (_edited(_reduce_keep_dims("true"), '<port id="2" precision="FP32">',
+                                              '<port id="2">'), "port.precision"),
     "ShapeOf-3 without output_type": (_without(_shape_of, "ShapeOf", "output_type"), "attr.missing"),
     "Const shape of blanks": (_const_into_add(shape=" "), "attr.value"),
     # a negative size computed by other layers (OpenVINO's bounds evaluation), not read from a Const
@@ -346,3 +352,17 @@ def test_interpolate1_takes_sizes_of_any_integer_type(tmp_path):
         tmp_path / "m")
     assert not reader_refuses(path)
     assert not {d.rule for d in irrun.check(path).errors} & {"port.type", "port.type.spec"}
+
+
+def test_an_input_port_without_precision_is_read_and_run_as_openvino_does(tmp_path):
+    """OpenVINO takes an input's type from its producer and never reads the input port's precision."""
+    path = _reduce_keep_dims("true")(tmp_path / "m")
+    text = path.read_text()
+    at = text.index('precision="FP32"', text.index('type="ReduceSum"'))
+    path.write_text(text[:at] + text[at + len('precision="FP32"'):])
+    assert not reader_refuses(path)
+    assert "port.precision.spec" in {d.rule for d in irrun.check(path).errors}
+    assert not irrun.check(path, openvino_compatible=True).errors
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (got,) = irrun.load(path).run([x]).values()
+    np.testing.assert_array_equal(got, [[3], [12]])  # sums of [0, 1, 2] and [3, 4, 5], keep_dims

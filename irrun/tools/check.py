@@ -247,7 +247,7 @@ class _Checker:
             seen.add(port.id)
         for direction, ports in ((0, layer.inputs), (1, layer.outputs)):
             for index, port in enumerate(ports):
-                self.decls[(layer.id, index, direction)] = self.declare(ref, port)
+                self.decls[(layer.id, index, direction)] = self.declare(ref, port, direction == 0)
         for body in layer.bodies.values():
             self.check_body_dims(body.doc)
         for name in node.unknown_attrs:
@@ -273,7 +273,7 @@ class _Checker:
             for body in layer.bodies.values():
                 self.check_body_dims(body.doc)
 
-    def declare(self, ref, port: Port) -> _PortDecl:
+    def declare(self, ref, port: Port, is_input: bool = False) -> _PortDecl:
         try:
             bounds = declared_bounds(port)
         except ValueError:
@@ -281,12 +281,13 @@ class _Checker:
                                          f"or an interval like 1..8)", ref, port.id)
             bounds = None
         et = None
+        rule = "port.precision.spec" if is_input else "port.precision"  # OpenVINO reads no input port's precision
         if port.precision is None:
-            self.add(ERROR, "port.precision", "the port has no precision", ref, port.id)
+            self.add(ERROR, rule, "the port has no precision", ref, port.id)
         else:
             et = element_type(port.precision)
             if et is None:
-                self.add(ERROR, "port.precision", f"unknown precision '{port.precision}'", ref, port.id)
+                self.add(ERROR, rule, f"unknown precision '{port.precision}'", ref, port.id)
         return _PortDecl(bounds, et)
 
     # ---------------------------------------------------------- inference
