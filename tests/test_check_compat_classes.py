@@ -366,3 +366,13 @@ def test_an_input_port_without_precision_is_read_and_run_as_openvino_does(tmp_pa
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     (got,) = irrun.load(path).run([x]).values()
     np.testing.assert_array_equal(got, [[3], [12]])  # sums of [0, 1, 2] and [3, 4, 5], keep_dims
+
+
+def test_a_malformed_xml_declaration_is_skipped_as_openvino_skips_it(tmp_path):
+    path = _reduce_keep_dims("true")(tmp_path / "m")
+    path.write_text(path.read_text().replace('<?xml version="1.0"?>', '<?xml version="MaxPool"?>'))
+    assert not reader_refuses(path)
+    report = irrun.check(path, openvino_compatible=True)
+    assert not report.errors and not [d for d in report.diagnostics if d.rule.startswith("file.")], report.lines()
+    (got,) = irrun.load(path).run([np.ones((2, 3), np.float32)]).values()
+    np.testing.assert_array_equal(got, [[3], [3]])

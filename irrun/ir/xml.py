@@ -42,7 +42,7 @@ def read_xml(path, repair_encoding: bool = False) -> IRDocument:
         raise ParseError("a DOCTYPE or ENTITY declaration is not allowed in an IR file (entities are never "
                          "expanded)", file=path, rule="file.doctype")
     try:
-        root = etree.fromstring(data, _parser())
+        root = _without_bad_declaration(data)
     except etree.XMLSyntaxError as exc:
         repaired = _well_formed_but_for_encoding(data)
         if repaired is not None and repair_encoding:
@@ -56,6 +56,25 @@ def read_xml(path, repair_encoding: bool = False) -> IRDocument:
         raise ParseError("a DOCTYPE is not allowed in an IR file (entities are never expanded)",
                          file=path, rule="file.doctype")
     return _document(root, path)
+
+
+_DECLARATION = re.compile(rb"^\s*<\?xml\b.*?\?>", re.S)
+
+
+def _without_bad_declaration(data: bytes):
+    """The XML's root; OpenVINO's parser (pugixml) skips the <?xml ...?> declaration unread, so a file that is
+    well-formed but for its declaration (`version="MaxPool"`) is read without it."""
+    try:
+        return etree.fromstring(data, _parser())
+    except etree.XMLSyntaxError:
+        stripped = _DECLARATION.sub(b"", data, count=1)
+        if stripped == data:
+            raise
+        try:
+            return etree.fromstring(stripped, _parser())
+        except (etree.XMLSyntaxError, ValueError):
+            pass
+        raise
 
 
 _ENCODING_DECLARATION = re.compile(rb"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*[\"'][^\"']*[\"']")
