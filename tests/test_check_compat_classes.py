@@ -249,6 +249,9 @@ READ_BY_OPENVINO = {
     "Gather i64 axis of shape [2,?]": (_gather_axis("i64", [2, -1]), "port.rank.spec"),
     "MVN-6 axes of f32": (_op("MVN", "opset6", [2, 3, 4], [np.array([2.0], np.float32)], {
         "normalize_variance": "true", "eps": "1e-5", "eps_mode": "inside_sqrt"}, 3), "port.type.spec"),
+    "a repeated attribute (OpenVINO takes the first)": (_edited(_reduce_keep_dims("false"), 'keep_dims="false"',
+                                                                'keep_dims="false" keep_dims="true"'),
+                                                        "file.xml.attribute"),
     "Parameter of type dynamic": (_parameter_of_type("dynamic"), "attr.value.spec"),
     "Parameter without element_type (OpenVINO reads dynamic)": (_parameter_of_type(None), "attr.value.spec"),
     "Concat without axis (OpenVINO reads 0)": (_without(_op("Concat", "opset1", [2, 3], [np.zeros((1, 3), np.float32)],

@@ -126,9 +126,9 @@ def _check(path: str) -> Report:
     try:
         doc = read_xml(path)
     except IRError as exc:
-        if exc.rule != "file.xml.encoding":
+        if exc.rule not in ("file.xml.encoding", "file.xml.attribute"):
             return Report(path, None, [_from_error(exc)])
-        unreadable, doc = [_from_error(exc)], read_xml(path, repair_encoding=True)  # as OpenVINO reads it
+        unreadable, doc = [_from_error(exc)], read_xml(path, repair=True)  # as OpenVINO reads it
     checker = _Checker(doc)
     checker.diagnostics += unreadable
     try:
