@@ -1,7 +1,7 @@
 """The op base class and the registry: (type, spec version) -> the one class that defines that op."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -24,7 +24,8 @@ class TensorInfo:
     # Shape arithmetic whose value is partly known (ShapeOf of a partly dynamic shape, Gather, Concat): each
     # element, flattened, an int or None. Only the checker fills it (irrun/ops/partial.py).
     partial: tuple | None = None
-    literal: bool = False  # the output of a Constant layer itself (OpenVINO reads some values only from those)
+    # the output of a Constant layer itself (OpenVINO reads some values only from those); not part of equality
+    literal: bool = field(default=False, compare=False)
 
     @property
     def rank(self) -> int | None:
