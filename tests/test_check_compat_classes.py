@@ -86,12 +86,12 @@ def _reduce_keep_dims(text):
     return _op("ReduceSum", "opset1", [2, 3], [_i64(1)], {"keep_dims": text}, 1)
 
 
-def _gru_hidden_sizes(state_hidden, r_hidden):
+def _gru_hidden_sizes(state_hidden, r_hidden, lengths_type=np.int64):
     def make(directory):
         b = IRBuilder()
         x = b.parameter([1, 2, 4], name="x")
         state = b.parameter([1, 1, state_hidden], name="h")
-        lengths = b.const(np.array([2], np.int64))
+        lengths = b.const(np.array([2], lengths_type))
         w, r = b.const(np.zeros((1, 9, 4), np.float32)), b.const(np.zeros((1, 9, r_hidden), np.float32))
         bias = b.const(np.zeros((1, 9), np.float32))
         layer = b.op("GRUSequence", "opset5", [(x, 0), (state, 0), (lengths, 0), (w, 0), (r, 0), (bias, 0)],
@@ -252,6 +252,7 @@ READ_BY_OPENVINO = {
     "a repeated attribute (OpenVINO takes the first)": (_edited(_reduce_keep_dims("false"), 'keep_dims="false"',
                                                                 'keep_dims="false" keep_dims="true"'),
                                                         "file.xml.attribute"),
+    "GRUSequence sequence lengths of f16": (_gru_hidden_sizes(3, 3, np.float16), "port.type.spec"),
     "Parameter of type dynamic": (_parameter_of_type("dynamic"), "attr.value.spec"),
     "Parameter without element_type (OpenVINO reads dynamic)": (_parameter_of_type(None), "attr.value.spec"),
     "Concat without axis (OpenVINO reads 0)": (_without(_op("Concat", "opset1", [2, 3], [np.zeros((1, 3), np.float32)],

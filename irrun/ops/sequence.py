@@ -74,9 +74,10 @@ class _RecurrentSequence(Recurrent):
             if not info.type.is_float or info.type != float_type:
                 raise ShapeError(f"input {port} has type {info.type}, expected the floating-point type of X "
                                  f"({float_type})", rule="port.type", port=port)
-        if not seq_lengths.type.is_integer:
-            raise ShapeError(f"sequence lengths must be integers, got {seq_lengths.type}", rule="port.type",
-                             port=1 + self.num_states)
+        stricter = None
+        if not seq_lengths.type.is_integer:  # OpenVINO's reader does not check their type
+            stricter = ShapeError(f"sequence lengths must be integers, got {seq_lengths.type}", rule="port.type.spec",
+                                  port=1 + self.num_states)
         require_rank(x.shape, (3,), "X", 0)
         for k, state in enumerate(states):
             require_rank(state.shape, (3,), "initial state", 1 + k)
@@ -93,11 +94,10 @@ class _RecurrentSequence(Recurrent):
         if len(set(given)) > 1:
             raise ShapeError(f"the initial states and R disagree on the hidden size: {sorted(set(given))}",
                              rule="port.dims", port=port_w + 1)
-        stricter = None
         if given and given[0] != hidden:
             # OpenVINO's reader takes the inputs' hidden size; its CPU plugin then cannot compile the op.
-            stricter = ShapeError(f"hidden_size {hidden} differs from the inputs' hidden size {given[0]}",
-                                  rule="attr.value.spec")
+            stricter = stricter or ShapeError(
+                f"hidden_size {hidden} differs from the inputs' hidden size {given[0]}", rule="attr.value.spec")
             hidden = given[0]
         batch, steps, in_size = (None, None, None) if x.shape is None else x.shape
         expected = {
