@@ -115,6 +115,14 @@ def missing_ops(xml_path) -> list[str]:
     return missing
 
 
+def zoo_atol(want: np.ndarray) -> float:
+    """1e-3, plus 2e-5 of the output's largest magnitude: a value near 0 computed from values of hundreds
+    (RetinaNet's box coordinates, up to 320) carries their rounding, and moves by 4e-3 between the CPU
+    plugin's own AVX2 and AVX-512 paths."""
+    finite = np.abs(want[np.isfinite(want)]) if want.dtype.kind == "f" else np.abs(want)
+    return 1e-3 + 2e-5 * float(finite.max(initial=0))
+
+
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return (text[0] if text else type(exc).__name__)[:200]
@@ -242,7 +250,7 @@ def run_zoo_model(name, zoo, folder, args):
         got = list(np.load(folder / "irrun_out.npz").values())
         mismatch = next((f"output {i}: max |diff| {float(np.max(np.abs(g - w))):.1e}"
                          for i, (g, w) in enumerate(zip(got, ov_out))
-                         if g.shape != w.shape or not np.allclose(g, w, rtol=1e-3, atol=1e-3)), None)
+                         if g.shape != w.shape or not np.allclose(g, w, rtol=1e-3, atol=zoo_atol(w))), None)
         if mismatch:
             row["note"] = f"irrun: MISMATCH vs OpenVINO ({mismatch})"
 

@@ -98,15 +98,17 @@ def test_weights_are_transformed_once_per_constant(monkeypatch):
     assert conv.prepared(constant.copy(), constant) is None  # writeable: may change between runs, nothing cached
 
 
-def test_tiles_are_reserved_before_allocation(monkeypatch):
+def test_weights_and_tiles_are_reserved_before_allocation(monkeypatch):
     monkeypatch.setattr(W, "MIN_CHANNELS", 1)
     monkeypatch.setattr(W, "MIN_TILES", 0)
     seen = []
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 2, 3, 6, 6)).astype(np.float32)
     w = rng.standard_normal((1, 2, 2, 3, 3, 3)).astype(np.float32)
-    C.conv_forward(x, w, [1, 1, 1], [1, 1, 1], [1, 1, 1], [3, 6, 6], lambda nbytes, what: seen.append(what))
-    assert seen == ["Winograd tiles"]
+    C.conv_forward(x, w, [1, 1, 1], [1, 1, 1], [1, 1, 1], [3, 6, 6], lambda nbytes, what: seen.append((what, nbytes)),
+                   prepared={})
+    assert [what for what, _ in seen] == ["Winograd-transformed weights", "Winograd tiles"]
+    assert seen[0][1] >= 16 * 2 * 2 * 3 * 4  # the cached U [16, O, kd * C] in f32 at least
 
 
 def test_only_3d_layers_with_3x3_kernels_over_enough_channels_and_tiles():
@@ -139,7 +141,9 @@ def test_r3d_shaped_layer_matches_the_cpu_plugin():
     O.assert_same(O.run_irrun(built), expected, names, atol=tolerance(32 * 27))
 
 
-def test_a_model_transforms_its_constant_weights_once(tmp_path, monkeypatch):
+def transforms_in_two_runs(tmp_path, monkeypatch, x, weights, spatial):
+    """How many times a one-convolution model (x [N, C, *D], `weights()` its filters node) transformed its
+    weights over two runs, which give the same bits."""
     from openvino import opset1
 
     import irrun
@@ -147,14 +151,19 @@ def test_a_model_transforms_its_constant_weights_once(tmp_path, monkeypatch):
     calls = []
     real = W.transformed_weights
     monkeypatch.setattr(W, "transformed_weights", lambda w: calls.append(1) or real(w))
-    rng = np.random.default_rng(10)
-    x = rng.standard_normal((1, 32, 3, 20, 20)).astype(np.float32)
-    w = (rng.standard_normal((8, 32, 3, 3, 3)) * 0.1).astype(np.float32)
-    built = O.build(lambda p: opset1.convolution(p["x"], O.constant(w), [1, 1, 1], [1, 1, 1], [1, 1, 1],
-                                                 [1, 1, 1]), {"x": x}, tmp_path)
+    ones = [1] * spatial
+    built = O.build(lambda p: opset1.convolution(p["x"], weights(), ones, ones, ones, ones), {"x": x}, tmp_path)
     model = irrun.load(str(built.xml))
     first = model.run(built.feed_dict)
     second = model.run(built.feed_dict)
-    assert calls == [1]
     for key in first:
         np.testing.assert_array_equal(first[key], second[key])
+    return len(calls)
+
+
+def test_a_model_transforms_its_constant_weights_once(tmp_path, monkeypatch):
+    import oracle as O
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((1, 32, 3, 20, 20)).astype(np.float32)
+    w = (rng.standard_normal((8, 32, 3, 3, 3)) * 0.1).astype(np.float32)
+    assert transforms_in_two_runs(tmp_path, monkeypatch, x, lambda: O.constant(w), 3) == 1

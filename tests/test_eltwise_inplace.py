@@ -326,6 +326,7 @@ def mvn_whole(x, axes, normalize_variance, eps, inside_sqrt):
 def test_mvn_equals_the_whole_array_form(et, shape, axes, monkeypatch):
     from irrun.ops import normalization
     monkeypatch.setattr(normalization, "ROWS_BLOCK", 500)
+    monkeypatch.setattr(normalization, "EINSUM_ROW", 0)  # rows summed by np.mean (einsum rows: below)
     storage = ELEMENT_TYPES[et].storage
     rng = np.random.default_rng(len(shape))
     x = (rng.standard_normal(shape) * 3 + 1).astype(storage)
@@ -344,6 +345,37 @@ def test_mvn_equals_the_whole_array_form(et, shape, axes, monkeypatch):
             if op.can_run_into(infos, out_infos):
                 buffer = x.copy()
                 same_bits(op.run_into([buffer, axes_array], infos, out_infos, buffer)[0], want)
+
+
+@pytest.mark.parametrize("et", ["f32", "f64", "f16"])
+@pytest.mark.parametrize("shape", [(2, 300, 96), (700, 40), (5, 1024), (1, 7), (4, 0)])
+def test_mvn_rows_by_einsum(et, shape, monkeypatch):
+    """Rows summed by einsum: close to the np.mean form, and each row's bits independent of the blocks of
+    rows (and of in place or not)."""
+    from irrun.ops import normalization
+    storage = ELEMENT_TYPES[et].storage
+    rng = np.random.default_rng(shape[-1])
+    x = (rng.standard_normal(shape) * 3 + 1).astype(storage)
+    if x.size:
+        x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -0.0]
+        x.reshape(-1, shape[-1])[-1] = 2.5  # a constant row: variance 0
+    axes = np.array([-1], np.int64)
+    infos = [TensorInfo(shape, ELEMENT_TYPES[et]), TensorInfo((1,), ELEMENT_TYPES["i64"], axes)]
+    for variance, eps_mode in [(True, "inside_sqrt"), (True, "outside_sqrt"), (False, "inside_sqrt")]:
+        op, out_infos = make_op("MVN", 6, {"normalize_variance": variance, "eps": 1e-5, "eps_mode": eps_mode},
+                                infos)
+        with np.errstate(all="ignore"):
+            want = mvn_whole(x, (len(shape) - 1,), variance, 1e-5, eps_mode == "inside_sqrt")
+            whole = op.run([x, axes], infos, out_infos)[0]
+            monkeypatch.setattr(normalization, "ROWS_BLOCK", 500)
+            blocked = op.run([x, axes], infos, out_infos)[0]
+            if op.can_run_into(infos, out_infos):
+                buffer = x.copy()
+                same_bits(op.run_into([buffer, axes], infos, out_infos, buffer)[0], whole)
+            monkeypatch.undo()
+        same_bits(blocked, whole)
+        tolerance = 2e-3 if et == "f16" else 2e-5
+        np.testing.assert_allclose(whole.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance)
 
 
 def test_binary_ops_write_into_either_operand(tmp_path, monkeypatch):

@@ -72,3 +72,21 @@ def test_corners_and_block_edges():
     np.testing.assert_allclose(erf_f32(x), erf64(x.astype(np.float64)), rtol=1e-6, atol=1e-7)
     assert gelu_erf_f32(x).shape == x.shape
     assert gelu_erf_f32(np.zeros((0, 3), np.float32)).shape == (0, 3)
+
+
+@pytest.mark.parametrize("far_fraction", [0.0, 0.01, 0.3, 0.8])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_gelu_equals_the_block_kernel_bit_for_bit(far_fraction, in_place):
+    """gelu_erf_f32 skips passes (mask, copy_sign) and gathers far elements across blocks: the bits must be
+    those of the plain block kernel, with zeros, subnormals and NaN in otherwise near blocks, and enough
+    far elements for several flushes."""
+    from irrun.ops.fastmath import _gelu_block, blockwise
+    rng = np.random.default_rng(int(far_fraction * 100) + in_place)
+    x = rng.uniform(-1, 1, 7 * BLOCK + 13).astype(np.float32)
+    far = rng.random(x.size) < far_fraction
+    x[far] = (rng.standard_normal(far.sum()) * 5).astype(np.float32)
+    x[BLOCK + 3:BLOCK + 9] = [0.0, -0.0, 1e-45, -1e-45, -1e-30, np.nan]  # a near block needing copy_sign
+    x[3 * BLOCK + 1] = -3e38
+    want = blockwise(_gelu_block, x, 6)
+    got = gelu_erf_f32(x, x) if in_place else gelu_erf_f32(x)
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))

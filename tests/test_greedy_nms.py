@@ -129,3 +129,20 @@ def test_pairs_tested_in_chunks(monkeypatch, iou):
     corners = detection._corners(boxes, False)
     args = (corners, scores, len(boxes), F32(iou), F32(0))
     np.testing.assert_array_equal(detection._hard_nms(*args)[0], hard_nms(*args)[0])
+
+
+def test_f32_window_bounds_round_outwards():
+    """_pairs_within compares f32 copies of the f64 bounds: low ends never rise, high ends never fall, past the
+    f32 range too; near f32's largest boxes the selection is still the box-by-box one."""
+    rng = np.random.default_rng(4)
+    values = np.concatenate([rng.standard_normal(500) * 10.0 ** rng.integers(-40, 40, 500), [3.5e38, -3.5e38, 1e39]])
+    x_lo, x_hi, y_lo, y_hi = greedy_nms._widened_f32((values, values, -values, -values))
+    assert (x_lo <= values).all() and (x_hi >= values).all() and (y_lo <= -values).all() and (y_hi >= -values).all()
+    corner = (rng.random((80, 2)) * 2 - 1) * 3.4e38
+    boxes = np.concatenate([corner, corner + rng.random((80, 2)) * 1e37], axis=1).astype(F32)
+    boxes[:40] = np.clip(boxes[:40], -3.4e38, 3.4e38)
+    corners = detection._corners(boxes, False)
+    scores = random_scores(rng, 80, True)
+    for iou in (0.5, 0.05):
+        args = (corners, scores, 80, F32(iou), F32(0))
+        np.testing.assert_array_equal(detection._hard_nms(*args)[0], hard_nms(*args)[0])

@@ -255,6 +255,18 @@ def test_mvn6_sweep():
         check(built, expected, 2e-5, dtype == np.float16, context)
 
 
+def test_mvn6_layer_norm_rows():
+    """MVN over the last axis of LayerNorm-sized rows (irrun sums rows up to 1024 long by einsum; longer by
+    np.mean), data with an offset of 5 to 50 standard deviations, against the reference kernel."""
+    rng = np.random.default_rng(52)
+    for shape, spread, offset in [((1, 197, 768), 1.0, 0.0), ((1, 56, 56, 40), 0.1, 5.0), ((300, 96), 3.0, 1.0),
+                                  ((2, 1024), 0.2, 10.0), ((3, 1500), 1.0, 0.0)]:
+        x = (rng.standard_normal(shape) * spread + offset).astype(np.float32)
+        built = build(lambda p: opset6.mvn(p["x"], O.constant(np.array([-1], np.int64)), True, 1e-6, "inside_sqrt"),
+                      {"x": x})
+        check(built, reference(built), 2e-5, context=f"MVN-6 over the last axis of {shape}")
+
+
 def test_mvn2_sweep():
     rng = np.random.default_rng(51)
     cases = []

@@ -26,6 +26,7 @@ import os
 import time
 
 from ..ops import blas
+from ..ops.blas_accumulate import openblas_function as _openblas_function
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 FIT_TO_LOAD = True  # each run fits the product threads to the cores other processes leave free
@@ -142,23 +143,3 @@ def threads() -> int | None:
         return None
     counts = [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
     return counts[0] if counts else None
-
-
-@functools.lru_cache(maxsize=None)
-def _openblas_function(names):
-    """The first of `names` exported by the OpenBLAS loaded in this process (Linux), or None."""
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1].lower()}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            library = ctypes.CDLL(path, mode=os.RTLD_NOLOAD if hasattr(os, "RTLD_NOLOAD") else 0)
-        except OSError:
-            continue
-        for name in names:
-            function = getattr(library, name, None)
-            if function is not None:
-                return function
-    return None

@@ -79,6 +79,8 @@ def infer_and_fold(graph: Graph, budget: Budget, weights, decompression: Decompr
             out_infos = wide.fold(node, in_infos, out_infos,
                                   lambda _, ii, oi, node=node: layers.fold(node, ii, oi, budget, path))
         for index, info in enumerate(out_infos):
+            if isinstance(info.value, np.ndarray):  # read-only, as the Consts read from the weights file:
+                info.value.flags.writeable = False  # kernels may keep what they derive from them
             infos[(layer_id, index)] = info
         for source in node.inputs:
             remaining[source] -= 1

@@ -9,7 +9,8 @@ splitting itself, in a way fixed by the shapes alone: a large product is cut int
 columns (or rows), each one single-threaded BLAS call, and `workers` threads take the blocks in turn. One worker
 or several, quiet machine or busy, the same calls compute the same blocks, so the bits are the same; and a worker
 that loses its core only delays the blocks it holds, where BLAS threads would wait for it at every product.
-Every product in the ops goes through `matmul`."""
+Every product in the ops goes through `matmul` (or blas_accumulate.accumulate, whose
+products are split alike)."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -76,13 +77,17 @@ def _blocks(a, b):
     return axis, [length * i // count for i in range(count + 1)]
 
 
-def _run_all(calls):
-    """np.matmul(*call) for every (a, b, out) call, on up to `workers` threads taking them in turn."""
+def _run_all(calls, product=None):
+    """product(*call) (np.matmul(a, b, out=out) by default) for every (a, b, out) call, on up to `workers`
+    threads taking them in turn."""
     pending = iter(calls)  # next() on a list iterator is atomic: each call is taken once
 
     def drain():
         for a, b, out in pending:
-            np.matmul(a, b, out=out)
+            if product is None:
+                np.matmul(a, b, out=out)
+            else:
+                product(a, b, out)
     helpers = [_pool().submit(drain) for _ in range(min(_Workers.count, len(calls)) - 1)]
     drain()
     for helper in helpers:

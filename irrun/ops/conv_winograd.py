@@ -20,6 +20,7 @@ from .blas import matmul
 G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 MIN_CHANNELS = 32    # fewer input channels: the products are too thin to gain (measured on r3d_18's layers)
 MIN_TILES = 100      # 2x2 tiles per frame at least: 14x14 frames and smaller lose to the blocked columns
+TRANSFORM_BLOCK = 32  # output channels whose weights are transformed (in float64) together
 FRAMES_PER_CHUNK = 2  # output frames whose products are transformed back together (a few MB)
 
 
@@ -37,10 +38,11 @@ def transformed_weights(w):
     """w [1, O, C, kd, 3, 3] -> U [16, O, kd * C]: G g G^T per output channel, input channel and depth
     offset, computed in float64, rounded to w's type once."""
     _, out_channels, channels, depth = w.shape[:4]
-    g = w[0].astype(np.float64)
-    u = matmul(G, matmul(g, G.T))  # [O, C, kd, a, b]
-    u = u.astype(w.dtype).transpose(3, 4, 0, 2, 1)  # [a, b, O, kd, C]
-    return np.ascontiguousarray(u).reshape(16, out_channels, depth * channels)
+    u = np.empty((4, 4, out_channels, depth, channels), w.dtype)
+    for o0 in range(0, out_channels, TRANSFORM_BLOCK):  # float64 a block of output channels at a time
+        g = w[0, o0:o0 + TRANSFORM_BLOCK].astype(np.float64)
+        u[:, :, o0:o0 + TRANSFORM_BLOCK] = matmul(G, matmul(g, G.T)).transpose(3, 4, 0, 2, 1)  # [a, b, O, kd, C]
+    return u.reshape(16, out_channels, depth * channels)
 
 
 def _place(x, planes, begins):
@@ -88,15 +90,16 @@ def forward(x, weights, strides, begins, out, reserve):
     tiles = th * pitch
     frames = (do - 1) * strides[0] + depth
     item = x.itemsize
+    chunk = min(FRAMES_PER_CHUNK, do)  # 2D layers (a depth of one): one frame
     reserve((frames * channels * (4 * (th + 1) * pitch + 8 * tiles + 16 * tiles)
-             + FRAMES_PER_CHUNK * 24 * out_channels * tiles) * item + (0 if ho % 2 == wo % 2 == 0 else
-                                                                      out_channels * FRAMES_PER_CHUNK * 4 * th * tw * item),
+             + chunk * 24 * out_channels * tiles) * item + (0 if ho % 2 == wo % 2 == 0 else
+                                                           out_channels * chunk * 4 * th * tw * item),
             "Winograd tiles")
     planes = np.empty((frames, channels, 2, 2, th + 1, pitch), x.dtype)
     flat = planes.reshape(frames, channels, 2, 2, -1)
     rows = np.empty((4, frames, channels, 2, tiles), x.dtype)
     transformed = np.empty((4, 4, frames, channels, tiles), x.dtype)
-    products = np.empty((FRAMES_PER_CHUNK, 4, 4, out_channels, tiles), x.dtype)
+    products = np.empty((chunk, 4, 4, out_channels, tiles), x.dtype)
     result = np.empty((n, out_channels, do, ho, wo), x.dtype)
     stacked = transformed.reshape(16, frames * channels, tiles)
     for b in range(n):
@@ -109,8 +112,8 @@ def forward(x, weights, strides, begins, out, reserve):
         e = [rows[:, :, :, c % 2, c // 2:c // 2 + tiles - 1] for c in range(4)]
         _input_transform(e, transformed.transpose(1, 0, 2, 3, 4)[..., :tiles - 1])
         transformed[..., tiles - 1] = 0
-        for t0 in range(0, do, FRAMES_PER_CHUNK):
-            count = min(FRAMES_PER_CHUNK, do - t0)
+        for t0 in range(0, do, chunk):
+            count = min(chunk, do - t0)
             m = products[:count]
             for i in range(count):
                 f0 = (t0 + i) * strides[0]
@@ -161,6 +164,9 @@ def run(x, w, strides, dilations, begins, out, reserve, cache):
         return None
     weights = None if cache is None else cache.get("winograd")
     if weights is None:
+        out_channels = w.shape[1]
+        reserve(16 * out_channels * w[0, 0].size // 9 * w.itemsize
+                + TRANSFORM_BLOCK * w[0, 0].size * 8 * 3, "Winograd-transformed weights")
         weights = transformed_weights(w) if np.isfinite(w).all() else False
         if cache is not None:
             cache["winograd"] = weights

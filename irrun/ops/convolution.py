@@ -7,7 +7,9 @@ over shifted copies of the input per block of channels; else per channel, or wit
 many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost),
 or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
 layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked), and
-3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd).
+3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd), as do 2D
+3x3 layers with many channels over large maps (conv_winograd_2d); stride-1 2D layers over large maps with few
+output channels sum one product per kernel offset over the padded input (conv_implicit, no im2col).
 Transposed
 convolution is one matmul to per-offset columns followed by one strided slice add per kernel offset.
 Floats narrower than f32 compute in f32; integers compute in int64 and wrap to the output type."""
@@ -19,7 +21,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, conv_taps, conv_winograd, depthwise_gemm, depthwise_nhwc
+from . import conv_blocked, conv_implicit, conv_taps, conv_winograd, conv_winograd_2d, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
@@ -154,7 +156,8 @@ class _ForwardConv(_ConvBase):
                                           _auto_pad(self.auto_pad))
         w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
         w, begins = conv_taps.crop_to_input(w, x.shape[2:], self.strides, self.dilations, begins, out)
-        cache = self.prepared(inputs[1], w) if in_infos[1].value is not None else None  # constant weights only
+        # constant weights only; no 1x1 kernel transforms its weights
+        cache = self.prepared(inputs[1], w) if in_infos[1].value is not None and math.prod(w.shape[3:]) > 1 else None
         result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache)
         return [_to_type(result, out_infos[0].type.storage)]
 
@@ -579,8 +582,12 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=N
         depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
     winograd = conv_winograd.run(x, w, strides, dilations, begins, out, reserve, prepared)
+    if winograd is None:
+        winograd = conv_winograd_2d.run(x, w, strides, dilations, begins, out, reserve, prepared)
     if winograd is not None:
         return winograd
+    if conv_implicit.usable(x, w, strides, out):
+        return conv_implicit.forward(x, w, strides, dilations, begins, out, reserve, prepared)
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")

@@ -60,16 +60,35 @@ def _iou(corners, i, others):
     return np.where((area_i <= 0) | (area_o <= 0), zero, iou).astype(np.float32)
 
 
+def _pair_iou(corners, areas, a, b):
+    """_iou of boxes a[k] and b[k] for every k, given every box's area: the same f32 operations, fewer passes."""
+    y1, x1, y2, x2 = corners
+    area_a, area_b = areas[a], areas[b]
+    height = np.minimum(y2[a], y2[b])
+    height -= np.maximum(y1[a], y1[b])
+    width = np.minimum(x2[a], x2[b])
+    width -= np.maximum(x1[a], x1[b])
+    inter = np.maximum(height, np.float32(0), out=height)
+    inter *= np.maximum(width, np.float32(0), out=width)
+    union = area_a + area_b
+    union -= inter
+    with np.errstate(all="ignore"):
+        inter /= union
+    inter[(area_a <= 0) | (area_b <= 0)] = 0
+    return inter
+
+
 def _hard_nms(corners, scores, max_out, iou_threshold, score_threshold):
     """Selected box indices (in selection order) and their scores for one batch and class."""
     candidates = np.nonzero(scores > score_threshold)[0]
     order = candidates[np.lexsort((candidates, -scores[candidates].astype(np.float64)))]
     ranked = tuple(c[order] for c in corners)
+    y1, x1, y2, x2 = ranked
+    areas = (y2 - y1) * (x2 - x1)
 
     def suppresses(selected, later):  # a later candidate is suppressed when IoU >= threshold
-        return _iou(ranked, later, selected) >= iou_threshold
+        return _pair_iou(ranked, areas, later, selected) >= iou_threshold
 
-    y1, x1, y2, x2 = ranked
     bounds = box_bounds(x1, y1, x2, y2, iou_at_least=iou_threshold) if iou_threshold > 0 else None
     selected = order[greedy_nms(len(order), suppresses, max_out, bounds)]
     return selected, scores[selected].astype(np.float32)

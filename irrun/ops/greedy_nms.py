@@ -13,7 +13,8 @@ practice; a step per candidate if they do not settle). At most PAIRS pairs are t
 
 With `bounds` (x_lo, x_hi, y_lo, y_hi per candidate, f64, finite) a pair is tested only when its closed
 boxes intersect: the ops pass bounds only when a pair of disjoint boxes can never suppress. Pairs are found by
-sorting on x_lo, so the work follows the number of overlapping pairs rather than its square."""
+sorting on x_lo (within a block on x_lo or y_lo, whichever keeps the windows shorter), so the work follows the
+number of overlapping pairs rather than its square."""
 from __future__ import annotations
 
 import numpy as np
@@ -126,19 +127,45 @@ def _pairs_within(candidates, bounds):
     n = len(candidates)
     if bounds is None:
         return np.triu_indices(n, 1)
-    order = np.argsort(bounds[0][candidates], kind="stable")
-    table = tuple(b[candidates[order]] for b in bounds)
-    # sorted on x_lo, box p can only touch the boxes after it up to the first whose x_lo is past its x_hi
-    width = int((np.searchsorted(table[0], table[1], side="right") - np.arange(1, n + 1)).max(initial=0))
+    # sorted on x_lo, box p can only touch the boxes after it up to the first whose x_lo is past its x_hi; the same
+    # holds in y: the sorted axis is the one where that reach is shorter (lo, hi below), the other is checked
+    width, order, table = min((_reach(candidates, bounds, axis) for axis in (0, 2)), key=lambda found: found[0])
     if width <= 0:
         return _EMPTY, _EMPTY
-    x_lo, x_hi, y_lo, y_hi = (np.lib.stride_tricks.sliding_window_view(
-        np.concatenate([t[1:], np.full(width, fill)]), width) for t, fill in zip(table, _NEVER_TOUCHING))
-    touch = ((x_lo <= table[1][:, None]) & (table[0][:, None] <= x_hi)
-             & (y_lo <= table[3][:, None]) & (table[2][:, None] <= y_hi))
-    p, k = np.nonzero(touch)
+    proper = bool((table[0] <= table[1]).all())  # then lo[p] <= lo[q] <= hi[q] for every q after p
+    table = _widened_f32(table)  # a superset of the touching pairs, compared at half the width
+    lo, hi, other_lo, other_hi = (np.lib.stride_tricks.sliding_window_view(  # [p, k]: box p + 1 + k
+        np.concatenate([t[1:], np.full(width, fill, dtype=t.dtype)]), width)
+        for t, fill in zip(table, _NEVER_TOUCHING))
+    touch = np.less_equal(lo, table[1][:, None])
+    touch &= np.less_equal(other_lo, table[3][:, None])
+    touch &= np.less_equal(table[2][:, None], other_hi)
+    if not proper:
+        touch &= np.less_equal(table[0][:, None], hi)
+    p, k = np.divmod(np.flatnonzero(touch), width)
     i, j = order[p], order[p + 1 + k]
     return np.minimum(i, j), np.maximum(i, j)
+
+
+def _reach(candidates, bounds, axis):
+    """(window width, order, bounds in that order with `axis`'s first) for candidates sorted on the low end of
+    `axis` (0: x, 2: y)."""
+    order = np.argsort(bounds[axis][candidates], kind="stable")
+    table = tuple(b[candidates[order]] for b in bounds)
+    if axis:
+        table = table[2:] + table[:2]
+    width = int((np.searchsorted(table[0], table[1], side="right") - np.arange(1, len(order) + 1)).max(initial=0))
+    return width, order, table
+
+
+def _widened_f32(table):
+    """(x_lo, x_hi, y_lo, y_hi) f64 bounds as f32 rounded outwards (low ends down, high ends up)."""
+    with np.errstate(over="ignore"):
+        rounded = [t.astype(np.float32) for t in table]
+    for at, (exact, near) in enumerate(zip(table, rounded)):
+        outward = near < exact if at % 2 else near > exact
+        rounded[at] = np.where(outward, np.nextafter(near, np.float32(np.inf if at % 2 else -np.inf)), near)
+    return rounded
 
 
 _NEVER_TOUCHING = (np.inf, -np.inf, np.inf, -np.inf)  # (x_lo, x_hi, y_lo, y_hi) of a box that touches none
@@ -159,15 +186,13 @@ def _resolve(candidates, pairs, suppresses):
     for _ in range(ROUNDS):
         threatened = np.zeros(n, dtype=bool)
         threatened[j] = True
-        new = ~decided & ~threatened
+        new = ~(decided | threatened)
         kept |= new
         decided |= new
         if decided.all():
             return kept
-        dropped = np.zeros(n, dtype=bool)
-        dropped[j[new[i]]] = True
-        decided |= dropped
-        live = ~decided[i] & ~decided[j]
+        decided[j[new[i]]] = True  # dropped: a new one suppresses them (none of them is new: they are threatened)
+        live = ~(decided[i] | decided[j])
         i, j = i[live], j[live]
     order = np.argsort(i, kind="stable")
     i, j = i[order], j[order]

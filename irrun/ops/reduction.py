@@ -233,14 +233,28 @@ def topk(x, k, axis, largest, sort):
     value then index, sort=index by index; sort=none (left to std::nth_element by OpenVINO) gives value order."""
     moved = np.moveaxis(x, axis, -1)
     n = moved.shape[-1]
-    if largest:
-        # Stable ascending sort of the reversed row, read backwards: descending values, ascending indices on ties.
-        order = np.argsort(moved[..., ::-1], axis=-1, kind="stable")[..., ::-1]
-        order = (n - 1) - order
+    if moved.size == n and 0 < 4 * k <= n and not (moved.dtype.kind == "f" and np.isnan(moved).any()):
+        # one row, few of many: only the values at least as good as the k-th best need sorting
+        row = moved.reshape(n)
+        at = n - k if largest else k - 1
+        kth = np.partition(row, at)[at]
+        better = np.flatnonzero(row > kth if largest else row < kth)
+        tied = np.flatnonzero(row == kth)[:k - len(better)]  # after the better ones, by index
+        if len(better):
+            tied = np.concatenate([better[_stable_order(row[better], largest)], tied])
+        chosen = tied.reshape(moved.shape[:-1] + (k,))
     else:
-        order = np.argsort(moved, axis=-1, kind="stable")
-    chosen = order[..., :k]
+        chosen = _stable_order(moved, largest)[..., :k]
     if sort == "index":
         chosen = np.sort(chosen, axis=-1)
     values = np.take_along_axis(moved, chosen, axis=-1)
     return np.moveaxis(values, -1, axis), np.moveaxis(chosen, -1, axis)
+
+
+def _stable_order(values, largest):
+    """argsort along the last axis, best first, ties in index order."""
+    if largest:
+        # Stable ascending sort of the reversed row, read backwards: descending values, ascending indices on ties.
+        order = np.argsort(values[..., ::-1], axis=-1, kind="stable")[..., ::-1]
+        return (values.shape[-1] - 1) - order
+    return np.argsort(values, axis=-1, kind="stable")

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from .attrs import Enum, Float, Int, Ints, Str
 from .registry import Op, TensorInfo, op
+from .roi_align_products import roi_align_avg
 from .shapes import require_rank, shape_str
 
 GATHER_ELEMENTS = 1 << 23  # gather at most this many elements per chunk of ROIs
@@ -122,8 +123,18 @@ def roi_align(features, rois, batch_ids, pooled_h, pooled_w, sampling_ratio, spa
     per_roi = channels * pooled_h * pooled_w * max_x * max_y * 4
     features = channels_last(features)
     for part in _roi_chunks(num_rois, per_roi):
-        out[part] = _roi_align_chunk(features, batch_ids[part], x1[part], y1[part], bin_w[part], bin_h[part],
-                                     ratio_x[part], ratio_y[part], max_x, max_y, pooled_h, pooled_w, mode, ctype)
+        rest = np.arange(part.start, part.stop)
+        if mode == "avg":
+            y_axis = _sample_axis(y1[part], bin_h[part], ratio_y[part], max_y, pooled_h, height, ctype)
+            x_axis = _sample_axis(x1[part], bin_w[part], ratio_x[part], max_x, pooled_w, width, ctype)
+            result, done = roi_align_avg(features, batch_ids[part], y_axis, x_axis, ratio_x[part], ratio_y[part],
+                                         pooled_h, pooled_w, ctype)
+            if done.any():
+                out[rest[done]] = result[done]
+                rest = rest[~done]
+        if len(rest):
+            out[rest] = _roi_align_chunk(features, batch_ids[rest], x1[rest], y1[rest], bin_w[rest], bin_h[rest],
+                                         ratio_x[rest], ratio_y[rest], max_x, max_y, pooled_h, pooled_w, mode, ctype)
     return out
 
 

@@ -63,11 +63,12 @@ class ScatterElementsUpdate3(Op):
             raise ExecutionError(f"indices shape {shape_str(indices.shape)} exceeds data shape "
                                  f"{shape_str(data.shape)} outside axis {axis}", rule="input.index", port=1)
         size = data.shape[axis]
-        idx = indices.astype(np.int64, copy=False)
         out = np.array(data, copy=True)
         flat = out.reshape(-1)
-        if idx.size == 0:
+        if indices.size == 0:
             return [out]
+        rows = _row_indices(indices, axis) if self.reduction == "none" else None
+        idx = (indices if rows is None else rows).astype(np.int64, copy=False)  # rows: every index, once
         low, high = int(idx.min()), int(idx.max())
         if low < -size or high >= size:
             bad = (idx < -size) | (idx >= size)
@@ -75,7 +76,8 @@ class ScatterElementsUpdate3(Op):
                                  rule="input.index", port=1)
         if low < 0:
             idx = np.where(idx < 0, idx + size, idx)
-        if self.reduction == "none" and _scatter_rows(out, idx, updates, axis):
+        if rows is not None:
+            _scatter_rows(out, idx, indices.shape, updates, axis)
             return [out]
         coords = list(np.indices(idx.shape, sparse=True))
         coords[axis] = idx
@@ -92,20 +94,21 @@ class ScatterElementsUpdate3(Op):
         return [out]
 
 
-def _scatter_rows(out, idx, updates, axis) -> bool:
-    """Indices that are the same along every other axis (a converter's broadcast of one index per row, as in
-    torchvision's MultiScaleRoIAlign) move whole rows: out[rows[k]] = updates[k] along `axis`, the last of
-    equal rows winning. False (nothing done) for other indices."""
-    moved = np.moveaxis(idx, axis, 0).reshape(idx.shape[axis], -1)
+def _row_indices(indices, axis):
+    """The index of each row along `axis` when indices are the same along every other axis (a converter's
+    broadcast of one index per row, as in torchvision's MultiScaleRoIAlign), else None."""
+    moved = np.moveaxis(indices, axis, 0).reshape(indices.shape[axis], -1)
     if moved.shape[1] == 0:
-        return False
+        return None
     rows = moved[:, 0]
-    if not (moved == rows[:, None]).all():
-        return False
+    return rows if (moved == rows[:, None]).all() else None
+
+
+def _scatter_rows(out, rows, shape, updates, axis):
+    """out[rows[k]] = updates[k] along `axis` over the indices' extent `shape`, the last of equal rows winning."""
     last = len(rows) - 1 - np.unique(rows[::-1], return_index=True)[1]
-    target = np.moveaxis(out, axis, 0)[(slice(None),) + tuple(slice(0, n) for n in np.delete(idx.shape, axis))]
+    target = np.moveaxis(out, axis, 0)[(slice(None),) + tuple(slice(0, n) for n in np.delete(shape, axis))]
     target[rows[last]] = np.moveaxis(updates, axis, 0)[last]
-    return True
 
 
 def _all_distinct(targets, size) -> bool:
