@@ -172,6 +172,16 @@ def _bad_byte_in_an_edge(directory):
     return path
 
 
+def _broadcast_to_unknown_target(mode, opset="opset3"):
+    """Broadcast of x [1,1,6] to a target shape of one value no layer knows (a Parameter)."""
+    def make(directory):
+        b = IRBuilder()
+        x, target = b.parameter([1, 1, 6], name="x"), b.parameter([1], "i64", name="target")
+        b.result((b.op("Broadcast", opset, [(x, 0), (target, 0)], {"mode": mode}, [([-1] * 3, "f32")]), 0))
+        return b.save(directory)
+    return make
+
+
 def _shape_of(directory):
     b = IRBuilder()
     x = b.parameter([2, 3], name="x")
@@ -380,3 +390,11 @@ def test_a_malformed_xml_declaration_is_skipped_as_openvino_skips_it(tmp_path):
     assert not report.errors and not [d for d in report.diagnostics if d.rule.startswith("file.")], report.lines()
     (got,) = irrun.load(path).run([np.ones((2, 3), np.float32)]).values()
     np.testing.assert_array_equal(got, [[3], [3]])
+
+
+@pytest.mark.parametrize("mode", ["numpy", "bidirectional"])
+def test_broadcast_to_fewer_dims_of_unknown_values_is_read(mode, tmp_path):
+    """OpenVINO checks a numpy Broadcast's target rank only against a target it can evaluate."""
+    path = _broadcast_to_unknown_target(mode)(tmp_path / "m")
+    assert not reader_refuses(path)
+    assert not irrun.check(path, openvino_compatible=True).errors

@@ -457,10 +457,14 @@ class Broadcast1(Op):
         if mode == "explicit":
             if len(inputs) != 3:
                 raise ShapeError("explicit mode needs the axes_mapping input", rule="port.count")
+        n = one_dim_length(target_info)
+        known = target is not None or target_info.partial is not None  # OpenVINO: a target it can evaluate
+        if mode == "numpy" and known and n is not None and data.shape is not None and n < len(data.shape):
+            raise ShapeError(f"target shape has {n} values, fewer than the data rank {len(data.shape)}",
+                             rule="shape.broadcast", port=1)
         if target is None and target_info.partial is not None and mode in ("numpy", "bidirectional"):
             return self.partial_shape(data, target_info.partial, mode)
         if target is None:
-            n = one_dim_length(target_info)
             if mode == "bidirectional" and data.shape is not None and n is not None:
                 return (None,) * max(n, len(data.shape))
             return None if n is None else (None,) * n
