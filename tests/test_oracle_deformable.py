@@ -143,7 +143,8 @@ def test_deformable_convolution_invalid(info, rule, tmp_path):
     sources = [(builder.parameter(list(info[n]), "f32", name=n), 0) for n in names]
     spatial = len(info["x"]) - 2
     attrs = {"strides": ",".join(["1"] * spatial), "dilations": ",".join(["1"] * spatial),
-             "pads_begin": ",".join(["0"] * spatial), "pads_end": ",".join(["0"] * spatial), "group": group}
+             "pads_begin": ",".join(["0"] * spatial), "pads_end": ",".join(["0"] * spatial), "group": group,
+             "deformable_group": 1}  # OpenVINO's reader refuses a DeformableConvolution without it
     layer = builder.op("DeformableConvolution", "opset8", sources, attrs, [([1, 2, 3, 3], "f32")])
     builder.result((layer, 0))
     with pytest.raises(IRError) as error:
@@ -165,7 +166,7 @@ def test_deformable_group_must_divide_channels(tmp_path):
                (("x", (1, 4, 5, 5)), ("o", (1, 54, 3, 3)), ("w", (2, 4, 3, 3)))]
     layer = builder.op("DeformableConvolution", "opset8", sources,
                        {"strides": "1,1", "dilations": "1,1", "pads_begin": "0,0", "pads_end": "0,0",
-                        "deformable_group": 3}, [([1, 2, 3, 3], "f32")])
+                        "group": 1, "deformable_group": 3}, [([1, 2, 3, 3], "f32")])
     builder.result((layer, 0))
     with pytest.raises(IRError) as error:
         irrun.load(str(builder.save(tmp_path)))

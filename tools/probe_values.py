@@ -136,14 +136,20 @@ def probe(ov, name, build, trials, rng, directory: Path) -> int:
             patch_const(xml, const, value)
         if not changed:
             continue
-        refusal = openvino_refusal(ov, xml)
-        errors = [d for d in irrun.check(xml).errors if rule_class(d.rule).kind == OPENVINO]
-        if bool(refusal) != bool(errors):
-            disagreements += 1
-            irrun_says = "; ".join(f"{d.rule}: {d.message[:80]}" for d in errors[:2]) or "nothing"
-            print(f"{name} {changed}: {'missed' if refusal else 'stricter'}: OpenVINO {refusal or 'reads it'} | "
-                  f"irrun {irrun_says}")
+        disagreements += disagrees(openvino_refusal(ov, xml), xml, f"{name} {changed}")
     return disagreements
+
+
+def disagrees(refusal: str | None, xml: Path, trial: str) -> bool:
+    """Whether OpenVINO's verdict on the file (its refusal, None when it reads it) and irrun's errors of the
+    OpenVINO class disagree; printed if so."""
+    errors = [d for d in irrun.check(xml).errors if rule_class(d.rule).kind == OPENVINO]
+    if bool(refusal) == bool(errors):
+        return False
+    irrun_says = "; ".join(f"{d.rule}: {d.message[:90]}" for d in errors[:2]) or "nothing"
+    print(f"{trial}: {'missed' if refusal else 'stricter'}: OpenVINO {refusal or 'reads it'} | irrun {irrun_says}",
+          flush=True)
+    return True
 
 
 def main(argv=None) -> int:

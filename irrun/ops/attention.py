@@ -12,6 +12,7 @@ from . import subnormals
 from .attrs import Bool
 from .blas import matmul
 from .registry import Op, TensorInfo, op
+from .shape_ops import merge_dim
 from .shapes import shape_str
 
 
@@ -64,12 +65,15 @@ class ScaledDotProductAttention13(Op):
             if len(shape) < 3:
                 raise ShapeError(f"{name} {shape_str(shape)} must have rank 3 or more", rule="port.rank", port=port)
             merged, ok = (None, True) if batch is None else _merge_batch(batch, tuple(shape[:-2]))
+            # OpenVINO 2026 merges E (query, key) and S (key, value) strictly: a 1 does not broadcast there
             if port == 1:
-                ok2, e_dim = _dim_merge(e_dim, shape[-1])
+                e_dim = merge_dim(e_dim, shape[-1])
                 s_dim = shape[-2]
+                ok2 = e_dim is not False
             else:
-                ok2, s_dim = _dim_merge(s_dim, shape[-2])
+                s_dim = merge_dim(s_dim, shape[-2])
                 ev_dim = shape[-1]
+                ok2 = s_dim is not False
             if not ok or not ok2:
                 raise ShapeError(f"{name} {shape_str(shape)} is not compatible with query {shape_str(query.shape)}",
                                  rule="shape.broadcast", port=port)

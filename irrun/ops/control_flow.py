@@ -73,6 +73,8 @@ class _Graph:
                                  f"Parameter", rule="edge.ref")
         self._models: dict = {}
         self.budget = None
+        # OpenVINO's reader validates each body alone first, with its Parameters' declared shapes and types
+        self.model({param: self.declared(param) for param in self.params})
 
     def declared(self, layer_id: str) -> TensorInfo:
         return self.graph.nodes[layer_id].op.infer([])[0]

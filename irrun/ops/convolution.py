@@ -844,7 +844,8 @@ class Col2Im15(Op):
     def _pair(self, info, what, port):
         if info.type.name not in ("i32", "i64"):
             raise ShapeError(f"{what} must be i32 or i64, got {info.type}", rule="port.type", port=port)
-        if info.shape is not None and tuple(info.shape) != (2,) and None not in info.shape:
+        if info.shape is not None and tuple(info.shape) != (2,) and len(info.shape) == 1:
+            # OpenVINO's reader refuses a dynamic length too ("to_shape was called on a dynamic shape")
             raise ShapeError(f"{what} must be a 1D input of shape [2], got {shape_str(info.shape)}",
                              rule="port.dims", port=port)
         require_rank(info.shape, (1,), what, port)
@@ -856,6 +857,9 @@ class Col2Im15(Op):
         data, size_info, kernel_info = inputs
         if data.type.storage is None or data.type.name in ("boolean", "string"):
             raise ShapeError(f"data element type {data.type} is not numeric", rule="port.type", port=0)
+        if size_info.type != kernel_info.type:
+            raise ShapeError(f"output_size ({size_info.type}) and kernel_size ({kernel_info.type}) must have one "
+                             f"element type", rule="port.type", port=2)
         for name in ("strides", "dilations", "pads_begin", "pads_end"):
             if len(getattr(self, name)) != 2:
                 raise ShapeError(f"attribute '{name}' has {len(getattr(self, name))} values, expected 2",

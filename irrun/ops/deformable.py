@@ -34,8 +34,8 @@ def _dims_match(a, b):
 # ---------------------------------------------------------------- DeformableConvolution
 
 class _DeformableConv(_ConvBase):
-    group = Int(default=1)
-    deformable_group = Int(default=1)
+    group = Int()  # no defaults: OpenVINO's reader takes a missing one as 0 and refuses it
+    deformable_group = Int()
     num_inputs = (3, 3)
     bilinear_interpolation_pad = False
 

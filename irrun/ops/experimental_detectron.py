@@ -86,6 +86,10 @@ class ExperimentalDetectronPriorGridGenerator6(Op):
         require_rank(image.shape, (4,), "im_data", 2)
         _dim(priors, 1, 4, "priors", 0)
         _float_input(priors, "priors", 0)
+        for port, info in ((1, features), (2, image)):  # OpenVINO wants the priors' type for all three
+            if info.type != priors.type:
+                raise ShapeError(f"{('feature_map', 'im_data')[port - 1]} has type {info.type}, expected the "
+                                 f"priors' {priors.type}", rule="port.type", port=port)
         if features.shape is not None and image.shape is not None:
             _same_dims(features.shape[0], image.shape[0], "the batch dimensions of feature_map and im_data", 2)
         count = None if priors.shape is None else priors.shape[0]

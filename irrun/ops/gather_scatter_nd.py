@@ -233,6 +233,11 @@ class SliceScatter15(Op):
         elif data.rank is not None and updates.rank is not None and data.rank != updates.rank:
             raise ShapeError(f"updates rank {updates.rank} differs from data rank {data.rank}", rule="port.rank",
                              port=1)
+        elif data.shape is not None and updates.shape is not None and any(
+                d is not None and u is not None and u > d for d, u in zip(data.shape, updates.shape)):
+            # the slice is not known, but no slice is longer than its axis (OpenVINO bounds each dim by it)
+            raise ShapeError(f"updates {shape_str(updates.shape)} are larger than any slice of data "
+                             f"{shape_str(data.shape)}", rule="port.dims", port=1)
         return [TensorInfo(data.shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):

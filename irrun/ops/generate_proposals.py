@@ -21,8 +21,8 @@ I64 = ELEMENT_TYPES["i64"]
 class GenerateProposals9(ValueDependentOp):
     min_size = Float()
     nms_threshold = Float()
-    pre_nms_count = Int(min=0)
-    post_nms_count = Int(min=0)
+    pre_nms_count = Int(min=1)
+    post_nms_count = Int(min=1)
     normalized = Bool(default=True)
     nms_eta = Float(default=1.0)
     roi_num_type = Type("i32", "i64", default=I64)

@@ -183,6 +183,10 @@ class ScatterUpdate3(Op):
             raise ShapeError(f"updates type {updates.type} differs from data type {data.type}", rule="port.type",
                              port=2)
         axis = scalar_axis(axis_info, data.rank, 3)
+        ranks = (data.rank, indices.rank, updates.rank)
+        if None not in ranks and ranks[2] != ranks[0] + ranks[1] - 1:  # checked whether the axis is known or not
+            raise ShapeError(f"updates rank is {ranks[2]}, expected rank(indices) + rank(data) - 1 = "
+                             f"{ranks[0] + ranks[1] - 1}", rule="port.rank", port=2)
         if axis is not None and data.shape is not None and indices.shape is not None and updates.shape is not None:
             expected = data.shape[:axis] + indices.shape + data.shape[axis + 1:]
             if len(expected) != len(updates.shape) or any(
@@ -331,10 +335,23 @@ class StridedSlice1(Op):
     ellipsis_mask = Ints(default=())
     num_inputs = (3, 4)
 
+    MASKS = ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
+
+    def check_masks(self):
+        """OpenVINO: every mask element is 0 or 1; every non-empty mask is as long as begin_mask."""
+        masks = [tuple(getattr(self, name)) for name in self.MASKS]
+        for name, mask in zip(self.MASKS, masks):
+            if any(v not in (0, 1) for v in mask):
+                raise ShapeError(f"{name} {list(mask)} must hold only 0 and 1", rule="attr.value")
+            if mask and len(mask) != len(masks[0]):
+                raise ShapeError(f"{name} has {len(mask)} values, begin_mask {len(masks[0])}: every non-empty "
+                                 f"mask must have begin_mask's length", rule="attr.length")
+
     def plan(self, inputs):
         """The slicing as a list of items over the input axes: ('new',), ('index', axis, i),
         ('slice', axis, start, stop, step); None when not known."""
         data = inputs[0]
+        self.check_masks()
         vals = []
         for port, what in ((1, "begin"), (2, "end"), (3, "strides")):
             if port < len(inputs):

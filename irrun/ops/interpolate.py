@@ -278,6 +278,17 @@ def resample(x, steps):
 
 # ---------------------------------------------------------------- the op
 
+# What OpenVINO's Interpolate-4/11 take for sizes and axes, and for scales (narrower than the spec's "integer").
+INDEX_TYPES, SCALE_TYPES = ("i32", "i64", "u32", "u64"), ("f32", "f16", "bf16")
+
+
+def require_type(info, names, what: str, port: int) -> None:
+    """names None: any integer type (Interpolate-1's sizes)."""
+    if not (info.type.is_integer if names is None else info.type.name in names):
+        raise ShapeError(f"{what} must be of type {', '.join(names or ('integer',))}, got {info.type}",
+                         rule="port.type", port=port)
+
+
 class InterpolateBase(Op):
     mode = Enum(*MODES_4)
     shape_calculation_mode = Enum("sizes", "scales")
@@ -289,7 +300,8 @@ class InterpolateBase(Op):
     pads_begin = Ints(default=(0,))
     pads_end = Ints(default=(0,))
     cube_coeff = Float(default=-0.75)
-    index_types = ("i32", "i64", "u32", "u64")  # of sizes and axes (OpenVINO's check; Interpolate-1 takes any)
+
+    sizes_types = INDEX_TYPES
 
     # ports: subclasses say where sizes, scales and axes come from
     def ports(self, inputs):
@@ -309,19 +321,13 @@ class InterpolateBase(Op):
         sizes_info, scales_info, axes_info = self.ports(inputs)
         if sizes_info is not None:
             require_rank(sizes_info.shape, (1,), "sizes", self.sizes_port)
-            if not sizes_info.type.is_integer or (self.index_types and sizes_info.type.name not in self.index_types):
-                raise ShapeError(f"sizes must be integers ({', '.join(self.index_types or ())}), got "
-                                 f"{sizes_info.type}", rule="port.type", port=self.sizes_port)
+            require_type(sizes_info, self.sizes_types, "sizes", self.sizes_port)
         if scales_info is not None:
             require_rank(scales_info.shape, (1,), "scales", self.scales_port)
-            if not scales_info.type.is_float:
-                raise ShapeError(f"scales must be floats, got {scales_info.type}", rule="port.type",
-                                 port=self.scales_port)
+            require_type(scales_info, SCALE_TYPES, "scales", self.scales_port)
         if axes_info is not None:
             require_rank(axes_info.shape, (1,), "axes", self.axes_port)
-            if self.index_types and axes_info.type.name not in self.index_types:
-                raise ShapeError(f"axes must be {', '.join(self.index_types)}, got {axes_info.type}", rule="port.type",
-                                 port=self.axes_port)
+            require_type(axes_info, INDEX_TYPES, "axes", self.axes_port)
         if data.shape is None:
             return None
         rank = len(data.shape)

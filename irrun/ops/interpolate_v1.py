@@ -25,7 +25,7 @@ class Interpolate1(InterpolateBase):
     pads_end = Ints(default=(0,))
     num_inputs = (2, 2)
     sizes_port, scales_port, axes_port = 1, None, None
-    index_types = None
+    sizes_types = None  # any integer type
     shape_calculation_mode = "sizes"
     nearest_mode = "simple"
     cube_coeff = -0.75

@@ -226,9 +226,14 @@ class _BlockOp(Op):
     num_inputs = (4, 4)
     names = ("block_shape", "pads_begin", "pads_end")
     negative_rule = "attr.range.spec"  # OpenVINO reads negative pads; it refuses negative crops
+    same_types = False  # OpenVINO's BatchToSpace wants one type for its three inputs, SpaceToBatch does not
 
     def _check_inputs(self, inputs):
         data = inputs[0]
+        types = [inputs[port].type for port in (1, 2, 3)]
+        if self.same_types and len(set(types)) > 1:
+            raise ShapeError(f"{', '.join(self.names)} must have one element type, got {', '.join(map(str, types))}",
+                             rule="port.type", port=1 + [t != types[0] for t in types].index(True))
         same = None
         for port in (1, 2, 3):
             info = inputs[port]
@@ -285,6 +290,7 @@ def _block_values(inputs):
 class BatchToSpace2(_BlockOp):
     names = ("block_shape", "crops_begin", "crops_end")
     negative_rule = "attr.range"
+    same_types = True
 
     def output_shape(self, shape, block, begin, end):
         total = int(np.prod(block))

@@ -181,8 +181,8 @@ class Einsum7(Op):
                 for label in labels:
                     dims.setdefault(label, None)
                 continue
-            if len(shape) < len(labels) - (ELLIPSIS in labels):
-                raise ShapeError(f"input rank {len(shape)} ({shape_str(shape)}) is less than the "
+            if len(shape) < len(labels) - (ELLIPSIS in labels) or (ELLIPSIS not in labels and len(shape) > len(labels)):
+                raise ShapeError(f"input rank {len(shape)} ({shape_str(shape)}) does not fit the "
                                  f"{len(labels)} labels of subscript {''.join(labels)!r}", rule="port.rank", port=port)
             own = {}
             for label, dim in zip(labels, self._split(shape, labels)):

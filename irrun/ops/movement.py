@@ -143,8 +143,10 @@ class VariadicSplit1(Op):
             if n is None:
                 raise ShapeError("split_lengths has an unknown number of values", rule="port.dims", port=2)
             self.check_output_count(n)
-            rank = data.rank
-            return [TensorInfo(None if rank is None else (None,) * rank, data.type)] * n
+            if data.shape is None or axis is None:
+                return [TensorInfo(None if data.rank is None else (None,) * data.rank, data.type)] * n
+            shape = tuple(None if i == axis else d for i, d in enumerate(data.shape))  # the other dims stay
+            return [TensorInfo(shape, data.type)] * n
         self.check_output_count(lengths.size)
         lengths = lengths.reshape(-1).tolist()
         if lengths.count(-1) > 1:
@@ -288,7 +290,7 @@ class _BlockRearrange(Op):
     """DepthToSpace / SpaceToDepth: the attributes and checks they share."""
 
     mode = Enum("blocks_first", "depth_first")
-    block_size = Int(default=1)
+    block_size = Int()  # no default: OpenVINO's reader takes a missing one as 0 and refuses it
 
     def infer(self, inputs):
         (data,) = inputs

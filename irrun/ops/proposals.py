@@ -137,6 +137,19 @@ class _DetectionOutputBase(Op):
                     break
         return priors_count, classes
 
+    @staticmethod
+    def check_types(types, names):
+        """OpenVINO's DetectionOutputBase: box logits and proposals are floats, class predictions of the box
+        logits' type, the additional inputs of the type of their main ones."""
+        for port in (0, 2):
+            if not types[port].is_float:
+                raise ShapeError(f"{names[port]} must be floating-point, got {types[port]}", rule="port.type",
+                                 port=port)
+        for port, like in ((1, 0), (3, 1), (4, 0))[:len(types) - 2]:
+            if types[port] != types[like]:
+                raise ShapeError(f"{names[port]} ({types[port]}) must have the type of the {names[like]} "
+                                 f"({types[like]})", rule="port.type", port=port)
+
     def infer(self, inputs):
         self.check_inputs(len(inputs))
         if len(inputs) == 4:
@@ -146,6 +159,7 @@ class _DetectionOutputBase(Op):
         shapes = [info.shape for info in inputs]
         names = ("box logits", "class predictions", "proposals", "additional class predictions",
                  "additional box predictions")
+        self.check_types([info.type for info in inputs], names)
         for port, shape in enumerate(shapes):
             require_rank(shape, (3,) if port == 2 else (2,), names[port], port)
         prior_size = 4 if self.normalized else 5

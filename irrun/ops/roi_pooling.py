@@ -205,7 +205,7 @@ class PSROIPooling1(Op):
     output_dim = Int()
     group_size = Int(default=1)
     spatial_scale = Float()
-    mode = Str("average", "bilinear", default="average")
+    mode = Str("average", "bilinear")  # no default: OpenVINO's reader refuses a PSROIPooling without it
     spatial_bins_x = Int(default=1)
     spatial_bins_y = Int(default=1)
     num_inputs = (2, 2)
@@ -381,8 +381,9 @@ class ROIPooling2(Op):
 
     def pooled_size(self):
         size = list(self.output_roi or self.output_size or ())
+        listed = len(size)
         for axis, value in enumerate((self.pooled_h, self.pooled_w)):
-            if value is not None:
+            if value is not None and (not listed or axis < listed):  # they overwrite a list, never extend it
                 if len(size) <= axis:
                     size += [None] * (axis + 1 - len(size))
                 size[axis] = value

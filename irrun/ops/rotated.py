@@ -221,6 +221,10 @@ class NMSRotated13(ValueDependentOp):
         if not inputs[2].type.is_integer:
             raise ShapeError(f"max_output_boxes_per_class must be an integer, got {inputs[2].type}",
                              rule="port.type", port=2)
+        for port in (3, 4):  # OpenVINO's NMSRotated wants floating-point thresholds
+            if not inputs[port].type.is_float:
+                raise ShapeError(f"{names[port - 2]} must be floating-point, got {inputs[port].type}",
+                                 rule="port.type", port=port)
         if boxes.shape is not None and boxes.shape[2] not in (None, 5):
             raise ShapeError(f"boxes {shape_str(boxes.shape)} must have 5 values (x, y, w, h, angle) per box",
                              rule="port.dims", port=0)

@@ -34,6 +34,8 @@ class SegmentMax16(Op):
             raise ShapeError("segment_ids must be sorted", rule="attr.value", port=1)
         if len(inputs) == 3:
             info = inputs[2]
+            if info.type.name not in ("i32", "i64"):
+                raise ShapeError(f"num_segments must be i32 or i64, got {info.type}", rule="port.type", port=2)
             if info.shape is not None and len(info.shape) != 0:
                 raise ShapeError(f"num_segments must be a scalar, got {shape_str(info.shape)}", rule="port.rank",
                                  port=2)

@@ -87,18 +87,20 @@ class _RecurrentSequence(Recurrent):
         require_rank(b.shape, (2,), "B", port_w + 2)
         directions = 2 if self.direction == "bidirectional" else 1
         hidden = self.hidden_size
-        given = [s[2] for s in (*(st.shape for st in states), r.shape) if s is not None and len(s) == 3
-                 and s[2] is not None]
-        if not given and hidden <= 0:
+        given = None
+        for port, shape in [(1 + k, st.shape) for k, st in enumerate(states)] + [(port_w + 1, r.shape)]:
+            if shape is not None and shape[2] is not None:
+                if given is not None and shape[2] != given:  # OpenVINO merges these dims before anything else
+                    raise ShapeError(f"hidden size {shape[2]} of {shape_str(shape)} differs from the other inputs' "
+                                     f"{given}", rule="port.dims", port=port)
+                given = shape[2]
+        if given is None and hidden <= 0:
             raise ShapeError(f"hidden_size {hidden} must be positive", rule="attr.range")
-        if len(set(given)) > 1:
-            raise ShapeError(f"the initial states and R disagree on the hidden size: {sorted(set(given))}",
-                             rule="port.dims", port=port_w + 1)
-        if given and given[0] != hidden:
+        if given is not None and given != hidden:
             # OpenVINO's reader takes the inputs' hidden size; its CPU plugin then cannot compile the op.
             stricter = stricter or ShapeError(
-                f"hidden_size {hidden} differs from the inputs' hidden size {given[0]}", rule="attr.value.spec")
-            hidden = given[0]
+                f"hidden_size {hidden} differs from the inputs' hidden size {given}", rule="attr.value.spec")
+            hidden = given
         batch, steps, in_size = (None, None, None) if x.shape is None else x.shape
         expected = {
             "initial state": [(1 + k, s.shape, (batch, directions, hidden)) for k, s in enumerate(states)],

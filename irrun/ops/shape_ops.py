@@ -106,7 +106,7 @@ class ShapeOf1(Op):
 
 @op("ShapeOf", 3)
 class ShapeOf3(ShapeOf1):
-    output_type = Type("i32", "i64")  # OpenVINO refuses a ShapeOf-3 without it
+    output_type = Type("i32", "i64")  # no default: OpenVINO's reader refuses a ShapeOf-3 without it
 
     @property
     def out_type(self):
@@ -451,12 +451,13 @@ class Broadcast1(Op):
 
     def output_shape(self, inputs):
         data, target_info = inputs[0], inputs[1]
-        require_max_rank(target_info, 1, "target shape", 1)
+        require_rank(target_info.shape, (1,), "target shape", 1)
         target = int_values(target_info, "target shape", 1)
         mode = self.mode_name
         if mode == "explicit":
             if len(inputs) != 3:
                 raise ShapeError("explicit mode needs the axes_mapping input", rule="port.count")
+            self.check_axes_mapping_length(data.shape, inputs[2])
         n = one_dim_length(target_info)
         known = target is not None or target_info.partial is not None  # OpenVINO: a target it can evaluate
         if mode == "numpy" and known and n is not None and data.shape is not None and n < len(data.shape):
@@ -519,15 +520,20 @@ class Broadcast1(Op):
                                  f"from axis {start}", rule="shape.broadcast")
         return tuple(out)
 
+    @staticmethod
+    def check_axes_mapping_length(in_shape, mapping_info):
+        """OpenVINO checks axes_mapping's rank and length from its shape, its values unknown or not."""
+        require_rank(mapping_info.shape, (1,), "axes_mapping", 2)
+        n = one_dim_length(mapping_info)
+        if in_shape is not None and n is not None and n != max(len(in_shape), min(n, 1)):  # a scalar takes 0 or 1
+            raise ShapeError(f"axes_mapping has {n} values, the input has rank {len(in_shape)}",
+                             rule="port.dims", port=2)
+
     def explicit_shape(self, in_shape, target, mapping_info):
-        require_max_rank(mapping_info, 1, "axes_mapping", 2)
         mapping = int_values(mapping_info, "axes_mapping", 2)
         if mapping is None:
             return tuple(target)
         mapping = mapping.reshape(-1).tolist()
-        if len(mapping) != len(in_shape):
-            raise ShapeError(f"axes_mapping has {len(mapping)} values, the input has rank {len(in_shape)}",
-                             rule="port.dims", port=2)
         if sorted(mapping) != mapping or len(set(mapping)) != len(mapping):
             raise ShapeError(f"axes_mapping {mapping} is not sorted ascending", rule="attr.value", port=2)
         for d, a in zip(in_shape, mapping):
@@ -576,7 +582,7 @@ class Tile1(Op):
 
     def infer(self, inputs):
         data, repeats_info = inputs
-        require_max_rank(repeats_info, 1, "repeats", 1)
+        require_rank(repeats_info.shape, (1,), "repeats", 1)
         repeats = int_values(repeats_info, "repeats", 1)
         if repeats is None:
             n = one_dim_length(repeats_info)

@@ -121,7 +121,7 @@ class Bucketize3(Op):
     """The bucket of each element: with_right_bound, buckets[i-1] < x <= buckets[i] (lower_bound), else
     buckets[i-1] <= x < buckets[i] (upper_bound). NaN gives 0 with the right bound, len(buckets) without."""
 
-    output_type = Type("i32", "i64", default=I64)
+    output_type = Type("i32", "i64")  # no default: OpenVINO's reader refuses a Bucketize without it
     with_right_bound = Bool(default=True)
     num_inputs = (2, 2)
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import ExecutionError, GraphError, IRError, ShapeError
 from ..ir.types import ElementType, element_type
 from .attrs import Str, Type
-from .infrastructure import PartialShape
+from .infrastructure import Parameter, PartialShape
 from .registry import Op, TensorInfo, op
 from .shapes import shape_str, static_dims
 
@@ -187,6 +187,7 @@ def variable_problems(graph, infos: dict) -> list[IRError]:
             info = node.op.variable_info() if isinstance(node.op, ReadValue6) else infos.get((node.id, 0))
             if info is not None:
                 declared.append((node, info))
+        problems += filter(None, (_unrelaxed(graph, node) for node in decl.readers))
         for (first, a), (node, b) in zip(declared, declared[1:]):
             if a.type != b.type or a.shape != b.shape:
                 problems.append(ShapeError(f"variable {decl.id!r} is declared {a.type}{shape_str(a.shape)} by layer "
@@ -202,6 +203,11 @@ def variable_problems(graph, infos: dict) -> list[IRError]:
                 problems.append(GraphError(f"no Assign writes variable {decl.id!r}: every run reads its initial "
                                            f"value (OpenVINO's CPU plugin refuses such a model)", layer=node.ref,
                                            rule="variable.read.only"))
+        for node in decl.writers:
+            if isinstance(node.op, Assign3) and not _reads_upstream(graph, node, decl.id):
+                problems.append(GraphError(f"Assign-3 finds variable {decl.id!r} only through a ReadValue-3 of it "
+                                           f"that its input depends on; there is none", layer=node.ref,
+                                           rule="variable.assign"))
         for node in decl.writers[1:]:
             problems.append(GraphError(f"variable {decl.id!r} is assigned twice (also by layer "
                                        f"{decl.writers[0].id})", layer=node.ref, rule="variable.assign.multiple"))
@@ -220,6 +226,40 @@ def variable_problems(graph, infos: dict) -> list[IRError]:
                                            f"shape {shape_str(variable.shape)}", layer=node.ref,
                                            rule="variable.shape"))
     return problems
+
+
+def _unrelaxed(graph, node) -> IRError | None:
+    """A ReadValue-6 fed by a Parameter (whose shape irrun knows exactly as OpenVINO does): `variable_shape`
+    must relax it, so a dim the Parameter leaves dynamic must be dynamic in the variable too. (Other inits
+    are compared dim by dim where both are known, in ReadValue6.declared: irrun's inference may leave dynamic
+    a dim OpenVINO knows.)"""
+    if not isinstance(node.op, ReadValue6) or not node.inputs or node.inputs[0] is None:
+        return None
+    source, var_shape = graph.nodes.get(node.inputs[0][0]), node.op.variable_dims
+    if source is None or not isinstance(source.op, Parameter) or var_shape is None:
+        return None
+    init = source.op.infer([])[0]  # its `shape`, not the dims its port declares (which `infos` may hold)
+    if init.shape is None or any(i is None and v is not None for i, v in zip(init.shape, var_shape)):
+        return ShapeError(f"variable_shape {shape_str(var_shape)} does not relax (extend) the shape "
+                          f"{shape_str(init.shape)} of the Parameter feeding it", layer=node.ref,
+                          rule="variable.shape")
+    return None
+
+
+def _reads_upstream(graph, assign, variable_id: str) -> bool:
+    """Whether a ReadValue-3 of the variable is among the layers the Assign's input depends on (OpenVINO's
+    Assign-3 looks for its variable there, and nowhere else)."""
+    seen, stack = set(), [source[0] for source in assign.inputs if source is not None]
+    while stack:
+        layer_id = stack.pop()
+        if layer_id in seen or layer_id not in graph.nodes:
+            continue
+        seen.add(layer_id)
+        node = graph.nodes[layer_id]
+        if isinstance(node.op, ReadValue3) and node.op.variable_id == variable_id:
+            return True
+        stack.extend(source[0] for source in node.inputs if source is not None)
+    return False
 
 
 WARNING_RULES = {"variable.read.only"}
