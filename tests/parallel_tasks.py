@@ -11,14 +11,17 @@ def square(x):
 
 def die_on(item):
     """(value, marker path or None): a worker running value 3 dies; with a marker, only the first time.
-    It dies only once its process is a few seconds old: a Dask nanny does not restart a worker that dies while
-    the nanny is still starting it (a newly started worker can be handed the task at once, and on a busy machine
-    the nanny can take more than a second to see it started)."""
+    A Dask worker dies only once its nanny has seen it started: a nanny does not restart a worker that dies
+    while the nanny is still starting it (a new worker can be handed the task at once)."""
     value, marker = item
     if value == 3 and (marker is None or not Path(marker).exists()):
         if marker is not None:
             Path(marker).write_text("died once")
-        _die_when_older_than(3.0 if _in_dask_worker() else 0.5)
+        if _in_dask_worker():
+            _wait_until_the_nanny_has_started_this_worker()
+        else:
+            time.sleep(0.5)
+        os._exit(17)
     return value * 10
 
 
@@ -30,11 +33,21 @@ def _in_dask_worker():
         return False
 
 
-def _die_when_older_than(seconds):
-    import psutil
+def _started_by_this_nanny(address, dask_worker=None):
+    """Run in a nanny (`dask_worker` is the Nanny): whether it runs and has seen its worker at `address` start."""
+    process = dask_worker.process
+    return (dask_worker.status.name == "running" and dask_worker.worker_address == address
+            and process is not None and process.status.name == "running")
 
-    time.sleep(max(0.5, seconds - (time.time() - psutil.Process().create_time())))
-    os._exit(17)
+
+def _wait_until_the_nanny_has_started_this_worker():
+    import distributed
+
+    worker = distributed.get_worker()
+    client = distributed.get_client()
+    while not client.run(_started_by_this_nanny, worker.address, workers=[worker.address], nanny=True).get(
+            worker.address):
+        time.sleep(0.05)
 
 
 def raise_on(value):
@@ -66,6 +79,21 @@ def profiler_running(_):
 
     time.sleep(0.3)
     return distributed.get_worker().periodic_callbacks["profile"].is_running()
+
+
+def heartbeat_traceback_shown(closed):
+    """Whether this worker would log the traceback of a heartbeat that failed on a closed connection to the
+    scheduler (`closed`), or on one the scheduler refused."""
+    import logging
+
+    from distributed.comm import CommClosedError
+
+    error = CommClosedError("in <TCP (closed) heartbeat_worker>: Stream is closed") if closed else \
+        ConnectionRefusedError("refused")
+    record = logging.LogRecord("distributed.worker", logging.ERROR, __file__, 0,
+                               "Failed to communicate with scheduler during heartbeat.", (),
+                               (type(error), error, None))
+    return bool(logging.getLogger("distributed.worker").filter(record))
 
 
 MARK = None  # set by a client before it starts a cluster: workers forked from it see the value

@@ -61,9 +61,9 @@ def _extract_image_patches():
 # name: (outputs, edit, rule); an edit is (parameter number, new shape or None, new element type or None),
 # (old text, new text) of the XML, or None (the file as OpenVINO writes it)
 READ = {
-    "MaxPool-14 without pads_begin": (_max_pool, (' pads_begin="0, 0"', ""), "attr.missing.spec"),
+    "MaxPool-14 without pads_begin": (_max_pool, (' pads_begin="0, 0"', ""), "attr.value.spec"),
     "TopK-11 without axis": (lambda: [opset11.topk(_seq(), _i64([]), 1, "max", "value").output(0)],
-                             (' axis="1"', ""), "attr.missing.spec"),
+                             (' axis="1"', ""), "attr.value.spec"),
     "Convolution without strides": (lambda: [opset1.convolution(_image(), _p([6, 4, 3, 3]), [1, 1], [0, 0],
                                                                 [0, 0], [1, 1])], (' strides="1, 1"', ""),
                                     "attr.length.spec"),
@@ -126,7 +126,7 @@ REFUSED = {
     "CTCLoss logit_length f16": (_ctc_loss, (1, None, "f16"), "port.type"),
     "Interpolate-11 scales without shape_calculation_mode": (_interpolate_scales,
                                                              (' shape_calculation_mode="scales"', ""),
-                                                             "attr.missing"),
+                                                             "port.type"),  # read as "sizes", of f32 values
     "ROIPooling pooled_h 0": (lambda: [opset2.roi_pooling(_image(), _p([3, 5]), [2, 2], 1.0)],
                               ('pooled_h="2"', 'pooled_h="0"'), "attr.range"),
     "ShapeOf-3 without output_type": (lambda: [opset3.shape_of(_seq())], (' output_type="i64"', ""), "attr.missing"),

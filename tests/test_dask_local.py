@@ -14,7 +14,9 @@ import threading
 from pathlib import Path
 
 import psutil
+from click.testing import CliRunner
 
+from irrun.cli.main import cli
 from irrun.scale import dask_local
 
 ROOT = Path(__file__).parents[1]
@@ -38,6 +40,11 @@ def _irrun(*args) -> subprocess.CompletedProcess:
     return _python("-m", "irrun", *args)
 
 
+def _serial_cli(*args):
+    """The command line run here (not about processes: no interpreter to start)."""
+    return CliRunner().invoke(cli, list(map(str, args)))
+
+
 def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
     result = _script("""
         import json, os, threading
@@ -50,7 +57,8 @@ def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
                                "distributed.worker.profile.enabled", "distributed.worker.multiprocessing-method"],
                                jobs=2, dask="local")
         omp = map_ordered(parallel_tasks.environ_value, ["OMP_NUM_THREADS"], jobs=2, dask="local")
-        print(json.dumps({"client": os.getpid(), "marks": [mark for mark, _ in origins], "hosts": hosts,
+        heartbeats = map_ordered(parallel_tasks.heartbeat_traceback_shown, [True, False], jobs=2, dask="local")
+        print(json.dumps({"heartbeat tracebacks": heartbeats, "client": os.getpid(), "marks": [mark for mark, _ in origins], "hosts": hosts,
                           "alive": [os.path.exists(f"/proc/{pid}") for pid in hosts],
                           "threads": threading.active_count(), "settings": settings, "omp": omp}))
     """)
@@ -61,21 +69,25 @@ def test_workers_are_forked_from_one_host_that_is_gone_afterwards():
     assert seen["alive"] == [False] and seen["threads"] == 1
     assert seen["settings"] == ["1s", False, "fork"]
     assert seen["omp"] == [os.environ.get("OMP_NUM_THREADS")]  # the client's, not Dask's 1
+    # a heartbeat in flight as the cluster closes (Ctrl-C) meets a closed connection: no traceback for that
+    assert seen["heartbeat tracebacks"] == [False, True]
 
 
 def test_cli_check_and_batch_through_the_host_equal_serial(tmp_path):
     parallel = _irrun("check", MODELS, "--dask", "local", "-j", "2")
-    serial = _irrun("check", MODELS)
-    assert parallel.returncode == serial.returncode == 0, parallel.stderr
+    serial = _serial_cli("check", MODELS)
+    assert parallel.returncode == serial.exit_code == 0, parallel.stderr
     assert parallel.stdout == serial.stdout
     model = MODELS / "pooling_mix"
     inputs = tmp_path / "in"
     inputs.mkdir()
     for name in ("a", "b", "c"):
         (inputs / f"{name}.npy").write_bytes((model / "input.npy").read_bytes())
-    for mode, extra in (("serial", ()), ("dask", ("--dask", "local", "-j", "2"))):
-        result = _irrun("run", model / "model.xml", "--inputs-dir", inputs, "--outputs-dir", tmp_path / mode, *extra)
-        assert result.returncode == 0, result.stderr
+    serial = _serial_cli("run", model / "model.xml", "--inputs-dir", inputs, "--outputs-dir", tmp_path / "serial")
+    assert serial.exit_code == 0, serial.output
+    result = _irrun("run", model / "model.xml", "--inputs-dir", inputs, "--outputs-dir", tmp_path / "dask",
+                    "--dask", "local", "-j", "2")
+    assert result.returncode == 0, result.stderr
     for name in ("a", "b", "c"):
         assert (tmp_path / "dask" / f"{name}.npz").read_bytes() == (tmp_path / "serial" / f"{name}.npz").read_bytes()
 

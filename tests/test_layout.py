@@ -2,7 +2,10 @@
 stage folders; imports go down the stages and form no circle. The import graph is read from the sources
 (every import, those inside functions included), so nothing is imported to check it."""
 import ast
+import functools
 from pathlib import Path
+
+import pytest
 
 import irrun
 
@@ -94,12 +97,23 @@ def floor(name: str) -> int | None:
     return None
 
 
+@functools.lru_cache(maxsize=1)
+def irrun_import_graph() -> dict[str, set[str]]:
+    """irrun's import graph, read once (seconds of parsing) for the tests below, which share an xdist worker."""
+    return import_graph(PACKAGE, "irrun")
+
+
+ON_IRRUNS_IMPORT_GRAPH = pytest.mark.xdist_group("test_layout-import-graph")
+
+
+@ON_IRRUNS_IMPORT_GRAPH
 def test_irrun_has_no_import_circle():
-    assert find_cycle(import_graph(PACKAGE, "irrun")) is None
+    assert find_cycle(irrun_import_graph()) is None
 
 
+@ON_IRRUNS_IMPORT_GRAPH
 def test_imports_only_go_down_the_stages():
-    upward = sorted(f"{name} -> {target}" for name, targets in import_graph(PACKAGE, "irrun").items()
+    upward = sorted(f"{name} -> {target}" for name, targets in irrun_import_graph().items()
                     for target in targets if name != "irrun" and (target == "irrun" or floor(target) > floor(name)))
     assert upward == []
 

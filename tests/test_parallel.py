@@ -34,7 +34,8 @@ ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("test_parallel-cluster")
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A LocalCluster with two worker processes, shared by this module's Dask tests."""
+    """A LocalCluster with two worker processes, shared by this module's Dask tests (closed after them: an idle
+    cluster takes a few percent of a core)."""
     with dask_local.in_process_cluster(distributed, 2) as local:
         yield local.scheduler_address
 
@@ -187,14 +188,17 @@ def test_cli_batch_with_jobs(batch_inputs, serial_run, tmp_path):
     _assert_same_outputs(serial_run[1], out)
 
 
-def test_cli_batch_dask_local_on_a_shipped_model(tmp_path):
+@ON_THE_SHARED_CLUSTER
+def test_cli_batch_dask_on_a_shipped_model(tmp_path, cluster):
+    """On this module's cluster: `--dask local` from the command line is tests/test_dask_local.py's (and from a
+    process with threads, as here, its in-process cluster is test_with_other_threads_running_the_cluster...)."""
     model = MODELS / "torch_resnet"
     inputs = tmp_path / "in"
     inputs.mkdir()
     for name in ("a", "b", "c"):
         shutil.copy(model / "input.npy", inputs / f"{name}.npy")
     result = CliRunner().invoke(cli, ["run", str(model / "model.xml"), "--inputs-dir", str(inputs),
-                                      "--outputs-dir", str(tmp_path / "dask"), "--dask", "local", "-j", "2"])
+                                      "--outputs-dir", str(tmp_path / "dask"), "--dask", cluster])
     assert result.exit_code == 0, result.output
     serial = CliRunner().invoke(cli, ["run", str(model / "model.xml"), "--inputs-dir", str(inputs),
                                       "--outputs-dir", str(tmp_path / "serial")])

@@ -6,15 +6,18 @@ from __future__ import annotations
 import platform
 import sys
 import time
+from pathlib import Path
 
 import cloudpickle
+from click.testing import CliRunner
 import dask
 import distributed
 import pytest
 
 import parallel_tasks
+from irrun.cli.main import cli
 from irrun.engine import heap
-from irrun.scale import dask_local, parallel, tasks
+from irrun.scale import dask_local, dask_wait, parallel, tasks
 from irrun.scale.parallel import CHUNKS_PER_WORKER, MAX_CHUNK, TaskFailed, chunk_bounds, map_ordered
 
 
@@ -24,15 +27,18 @@ ON_THE_SHARED_CLUSTER = pytest.mark.xdist_group("test_parallel_chunks-cluster")
 
 @pytest.fixture(scope="module")
 def cluster():
+    """A LocalCluster with two worker processes, shared by this module's Dask tests (closed after them: an idle
+    cluster takes a few percent of a core)."""
     with dask_local.in_process_cluster(distributed, 2) as local:
         yield local.scheduler_address
 
 
 @pytest.fixture
 def dying_cluster():
-    """A cluster of its own for a test whose workers die, so the shared one keeps both its workers (a nanny
-    does not restart a worker that dies while it is still starting). Its scheduler retries a task once (read
-    when the scheduler starts): every death costs a restart."""
+    """A cluster of its own for a test whose workers die, so the shared one keeps both its workers. Its scheduler
+    retries a task once (read when the scheduler starts): every death costs a restart."""
+    import dask
+
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
             dask_local.in_process_cluster(distributed, 2) as local:
         yield local.scheduler_address
@@ -75,6 +81,7 @@ def test_a_task_that_raises_in_a_chunk_fails_only_its_item(cluster, tasks_by_val
     assert isinstance(results[1], TaskFailed) and "RuntimeError: task bug" in results[1].message
 
 
+POOLING = Path(__file__).parents[1] / "models" / "pooling_mix" / "model.xml"
 VALUES = list(range(2, 42))  # chunks of 5: (2, ..., 6) first, and die_on's worker dies on 3
 
 
@@ -90,6 +97,18 @@ def test_a_chunk_whose_worker_died_once_is_retried(dying_cluster, tasks_by_value
     assert (tmp_path / "marker").exists()
 
 
+def test_a_cluster_without_workers_is_one_error_not_a_wait_forever(monkeypatch):
+    """All workers dead and none restarted, or none ever connected: the same to irrun (a scheduler alone)."""
+    monkeypatch.setattr(dask_wait, "NO_WORKERS_TIMEOUT", 0.0)
+    monkeypatch.setattr(dask_wait, "CHECK_INTERVAL", 0.01)
+    with dask_local.in_process_cluster(distributed, 0) as empty:
+        result = CliRunner().invoke(cli, ["check", str(POOLING), "--dask", empty.scheduler_address])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"irrun: error: the Dask scheduler at {empty.scheduler_address} has had no workers for 0 s (they died and "
+        "were not restarted, or none connected): 1 tasks could not run"]
+
+
 @ON_THE_SHARED_CLUSTER
 def test_local_cluster_workers_get_no_malloc_trim_threshold(cluster, tasks_by_value):
     assert map_ordered(parallel_tasks.environ_value, ["MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS"],
@@ -98,7 +117,6 @@ def test_local_cluster_workers_get_no_malloc_trim_threshold(cluster, tasks_by_va
 
 @ON_THE_SHARED_CLUSTER
 def test_local_cluster_workers_run_no_sampling_profiler(cluster, tasks_by_value):
-    import dask
 
     assert dask.config.get("distributed.worker.profile.enabled")  # the caller's own setting is left alone
     assert map_ordered(parallel_tasks.dask_setting, ["distributed.worker.profile.enabled"], dask=cluster) == [False]

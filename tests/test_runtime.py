@@ -103,3 +103,18 @@ def test_garbage_collector_is_back_after_runs_and_failures():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_an_output_folded_at_load_is_read_only_and_each_run_gives_it_unchanged(tmp_path):
+    b = IRBuilder()
+    p = b.parameter([2], name="x")
+    weights = b.const(np.array([1, 2], np.float16))
+    widened = b.op("Convert", "opset1", [(weights, 0)], {"destination_type": "f32"}, [([2], "f32")])
+    b.result((b.op("Add", "opset1", [(p, 0), (widened, 0)], {}, [([2], "f32")]), 0))
+    b.result((widened, 0))
+    model = irrun.load(b.save(tmp_path))
+    x = np.zeros(2, np.float32)
+    _, constant = model.run([x]).values()
+    with pytest.raises(ValueError, match="read-only"):
+        constant[0] = 5  # before: this wrote into the model's folded constant and changed the next run
+    assert [v.tolist() for v in model.run([x]).values()] == [[1.0, 2.0], [1.0, 2.0]]

@@ -23,7 +23,9 @@ def _parser() -> etree.XMLParser:
     )
 
 
-def read_xml(path) -> IRDocument:
+def read_xml(path, repair: bool = False) -> IRDocument:
+    """repair: read bytes invalid in the file's encoding and repeated attributes as OpenVINO's parser does (the
+    checker goes on that way), instead of refusing the file (rules file.xml.encoding, file.xml.attribute)."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -40,9 +42,14 @@ def read_xml(path) -> IRDocument:
         raise ParseError("a DOCTYPE or ENTITY declaration is not allowed in an IR file (entities are never "
                          "expanded)", file=path, rule="file.doctype")
     try:
-        root = etree.fromstring(data, _parser())
+        root = _without_bad_declaration(data)
     except etree.XMLSyntaxError as exc:
-        rule = "file.xml.encoding" if _well_formed_but_for_encoding(data) else "file.xml"
+        rule, repaired = "file.xml.encoding", _well_formed_but_for_encoding(data)
+        if repaired is None:
+            rule, repaired = "file.xml.attribute", _first_of_repeated_attributes(data)
+        if repaired is not None and repair:
+            return _document(repaired, path)
+        rule = rule if repaired is not None else "file.xml"
         raise ParseError(f"not well-formed XML: {exc}", file=path, rule=rule) from None
     except ValueError as exc:
         raise ParseError(f"not readable as XML: {exc}", file=path, rule="file.xml") from None
@@ -53,20 +60,61 @@ def read_xml(path) -> IRDocument:
     return _document(root, path)
 
 
+_DECLARATION = re.compile(rb"^\s*<\?xml\b.*?\?>", re.S)
+
+
+def _without_bad_declaration(data: bytes):
+    """The XML's root; OpenVINO's parser (pugixml) skips the <?xml ...?> declaration unread, so a file that is
+    well-formed but for its declaration (`version="MaxPool"`) is read without it."""
+    try:
+        return etree.fromstring(data, _parser())
+    except etree.XMLSyntaxError:
+        stripped = _DECLARATION.sub(b"", data, count=1)
+        if stripped == data:
+            raise
+        try:
+            return etree.fromstring(stripped, _parser())
+        except (etree.XMLSyntaxError, ValueError):
+            pass
+        raise
+
+
 _ENCODING_DECLARATION = re.compile(rb"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*[\"'][^\"']*[\"']")
 
 
-def _well_formed_but_for_encoding(data: bytes) -> bool:
-    """Whether the XML is well-formed once its bytes are read as UTF-8 with invalid ones replaced and its
-    encoding declaration dropped: OpenVINO's parser (pugixml) reads such a file, as it checks neither."""
+def _well_formed_but_for_encoding(data: bytes):
+    """The XML's root if it is well-formed once its bytes are read as UTF-8 with invalid ones replaced and its
+    encoding declaration dropped (OpenVINO's parser, pugixml, reads such a file, as it checks neither); else None."""
     repaired = _ENCODING_DECLARATION.sub(rb"\1", data).decode("utf-8", errors="replace").encode()
     if repaired == data:
-        return False
+        return None
     try:
-        etree.fromstring(repaired, _parser())
+        return etree.fromstring(repaired, _parser())
     except (etree.XMLSyntaxError, ValueError):
-        return False
-    return True
+        return None
+
+
+_TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)((?:\s+[\w.:-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)(\s*/?)>")
+_ATTRIBUTE = re.compile(rb"\s+([\w.:-]+)\s*=\s*(?:\"[^\"]*\"|'[^']*')")
+
+
+def _first_of_repeated_attributes(data: bytes):
+    """The XML's root if it is well-formed once each element keeps only the first of attributes repeated in it
+    (pugixml reads them all, and OpenVINO takes the first of a name); else None."""
+    def first_only(tag: re.Match) -> bytes:
+        names, kept = set(), []
+        for attribute in _ATTRIBUTE.finditer(tag.group(2)):
+            if attribute.group(1) not in names:
+                names.add(attribute.group(1))
+                kept.append(attribute.group(0))
+        return b"<" + tag.group(1) + b"".join(kept) + tag.group(3) + b">"
+    repaired = _TAG.sub(first_only, data)
+    if repaired == data:
+        return None
+    try:
+        return etree.fromstring(repaired, _parser())
+    except (etree.XMLSyntaxError, ValueError):
+        return None
 
 
 def _document(root, path: Path) -> IRDocument:

@@ -93,7 +93,8 @@ class ScaledDotProductAttention13(Op):
                                      rule="shape.broadcast", port=3)
         if len(inputs) > 4:
             scale = inputs[4].shape
-            if scale is not None and None not in scale and not (len(scale) == 0 or (len(scale) == 1 and scale[0] == 1)):
+            # OpenVINO: rank 0, or rank 1 of one element (or a dynamic dim); other ranks even when dynamic
+            if scale is not None and not (len(scale) == 0 or (len(scale) == 1 and scale[0] in (None, 1))):
                 raise ShapeError(f"scale {shape_str(scale)} must be a scalar or have one element",
                                  rule="port.dims", port=4)
         if batch is None:

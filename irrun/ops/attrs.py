@@ -73,11 +73,14 @@ def _below_minimum(values, minimum) -> list[str]:
 class Int(Attr):
     kind = "int"
 
-    def __init__(self, default=REQUIRED, min=None, aliases=(), read_below=False):
+    def __init__(self, default=REQUIRED, min=None, aliases=(), read_below=False, exact=False):
         super().__init__(default, aliases)
         self.min, self.read_below = min, read_below
+        self.exact = exact  # OpenVINO reads this one whole (a Const's offset and size): no text after the digits
 
     def parse(self, text):
+        if self.exact and not re.fullmatch(r"\s*[+-]?\d+\s*", text):
+            raise ValueError(f"{text!r} is not an unsigned integer")
         if not self.read_below:
             return _int(text, self.min)
         try:
@@ -100,8 +103,10 @@ class Ints(Attr):
         self.min, self.read_below = min, read_below
 
     def parse(self, text):
-        if not text.strip():
+        if not text:
             return ()
+        if not text.strip():  # OpenVINO reads "" as an empty list and refuses blanks
+            raise ValueError(f"{text!r} is not a list of integers")
         values, lenient = [], []
         for part in text.split(","):
             if not part.strip():
@@ -136,12 +141,12 @@ class Bool(Attr):
     kind = "boolean"
 
     def parse(self, text):
-        value = text.strip().lower()
+        value = text.lower()  # OpenVINO: "true" in any case or "1" is true, any other text false
         if value in ("true", "1"):
             return True
         if value in ("false", "0"):
             return False
-        raise ValueError(f"{text!r} is not a boolean (true, false, 1 or 0)")
+        raise SpecValueError(f"{text!r} is not a boolean (true, false, 1 or 0; OpenVINO reads false)", False)
 
 
 class Enum(Attr):

@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Enum, Ints
 from .pooling import AUTO_PADS, adaptive_windows, check_pool_attributes, pooling_geometry
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, numel, require_rank
+from .shapes import as_index_array, negative_size, numel, require_rank
 
 
 
@@ -150,7 +150,7 @@ class AdaptiveAvgPool8(Op):
         if size.value is not None:
             sizes = as_index_array(size.value, "output_size", 1)
             if (sizes < 0).any():
-                raise ShapeError(f"output_size {sizes.tolist()} has a negative value", rule="attr.range", port=1)
+                raise negative_size(f"output_size {sizes.tolist()} has a negative value", size, 1)
             spatial = tuple(int(v) for v in sizes)
         elif size.shape is not None and size.shape[0] is not None:
             spatial = (None,) * size.shape[0]

@@ -25,6 +25,7 @@ from .shapes import require_rank, shape_str
 class _Cell(Recurrent):
     bias_port = 4  # X, states..., W, R, B
     any_w_type = False
+    hidden_from_inputs = True  # OpenVINO's reader takes the inputs' hidden size: hidden_size_problem
 
     def extra_inputs(self):
         """(port, name, expected shape) of inputs past B."""

@@ -77,6 +77,8 @@ class Convert(Op):
 
     def infer(self, inputs):
         (data,) = inputs
+        if self.destination_type.name == "dynamic":  # OpenVINO reads it: the output type is dynamic
+            raise ShapeError("conversion to dynamic cannot be computed", rule="attr.value.spec")
         if self.destination_type.storage is None:
             raise ShapeError(f"conversion to {self.destination_type} is not supported", rule="attr.value")
         return [TensorInfo(data.shape, self.destination_type)]

@@ -25,7 +25,7 @@ from . import conv_blocked, conv_implicit, conv_taps, conv_winograd, conv_winogr
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, require_positive_steps, require_rank, shape_str
+from .shapes import as_index_array, negative_size, require_positive_steps, require_rank, shape_str
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 CHUNK_BYTES = 1 << 25  # im2col / column buffers are built at most this large per chunk
@@ -73,19 +73,22 @@ class _ConvBase(Op):
         if filters.shape is not None and data.shape is None:
             require_rank(filters.shape, tuple(r + self.filter_extra for r in (3, 4, 5)), "filters", 1)
         _check_type(data, filters)
-        for name, values in (("strides", self.strides), ("dilations", self.dilations)):
-            if not values:  # OpenVINO takes ones
-                raise ShapeError(f"{name} is empty; it should be defined for all the {spatial} spatial dimensions",
-                                 rule="attr.length.spec")
-            if len(values) != spatial:
-                raise ShapeError(f"{name} {list(values)} should be defined for all and only the {spatial} spatial "
-                                 f"dimensions", rule="attr.length")
+        strides, dilations = self.strides or (1,) * spatial, self.dilations or (1,) * spatial
+        if len(strides) != spatial:
+            raise ShapeError(f"strides {list(self.strides)} should be defined for all and only the {spatial} spatial "
+                             f"dimensions", rule="attr.length")
+        if len(dilations) != spatial:
+            raise ShapeError(f"dilations {list(self.dilations)} should be defined for all and only the {spatial} "
+                             f"spatial dimensions", rule="attr.length")
         pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
         if len(pb) != spatial or len(pe) != spatial:
             raise ShapeError(f"pads_begin {list(self.pads_begin)} and pads_end {list(self.pads_end)} should be "
                              f"defined for all and only the {spatial} spatial dimensions", rule="attr.length")
-        require_positive_steps("strides", self.strides)
-        require_positive_steps("dilations", self.dilations)
+        require_positive_steps("strides", strides)
+        require_positive_steps("dilations", dilations)
+        if not self.strides or not self.dilations:
+            raise ShapeError("strides and dilations must be given (OpenVINO reads 1 for each spatial axis when one "
+                             "is missing or empty)", rule="attr.length.spec")
         return list(pb), list(pe)
 
     def kernel_dims(self, filters, spatial):
@@ -871,8 +874,10 @@ class Col2Im15(Op):
         kernel = self._pair(kernel_info, "kernel_size", 2)
         if kernel is not None and any(k <= 0 for k in kernel):
             raise ShapeError(f"kernel_size {list(kernel)} must be positive", rule="attr.range", port=2)
+        if size is not None and any(s < -1 for s in size):  # OpenVINO crashes on these
+            raise ShapeError(f"output_size {list(size)} has a value below -1", rule="attr.range", port=1)
         if size is not None and any(s < 0 for s in size):
-            raise ShapeError(f"output_size {list(size)} has a negative value", rule="attr.range", port=1)
+            raise negative_size(f"output_size {list(size)} has a negative value", size_info, 1)
         if data.shape is None:
             return [TensorInfo(None, data.type)]
         batched = len(data.shape) == 3

@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from .attrs import Enum
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, shape_str
+from .shapes import as_index_array, negative_size, shape_str
 
 INDEX_TYPES = ("i32", "i64")
 
@@ -265,7 +265,7 @@ class EmbeddingSegmentsSum3(Op):
         if num_segments.value is not None:
             segments = int(as_index_array(num_segments.value, "num_segments", 3).reshape(-1)[0])
             if segments < 0:
-                raise ShapeError(f"num_segments {segments} is negative", rule="attr.range", port=3)
+                raise negative_size(f"num_segments {segments} is negative", num_segments, 3)
         return [TensorInfo(_out_shape(table, segments), table.type)]
 
     def run(self, inputs, in_infos, out_infos):

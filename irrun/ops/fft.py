@@ -88,7 +88,8 @@ class _FFTBase(Op):
                 signal_size = [int(v) for v in as_index_array(size_info.value, "signal_size", 2).reshape(-1)]
                 bad = [v for v in signal_size if v < -1]
                 if bad:
-                    raise ShapeError(f"signal_size {signal_size} has a value below -1", rule="attr.range", port=2)
+                    raise ShapeError(f"signal_size {signal_size} has a value below -1", rule="attr.range.spec",
+                                     port=2)
         axes = None
         if axes_info.value is not None and rank is not None:
             axes_rank = rank if self.real_input else rank - 1

@@ -73,6 +73,8 @@ class Gather1(Op):
                                  rule="port.type.spec", port=port)
         if not indices.type.is_integer:
             raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=1)
+        if not axis_info.type.is_integer:  # checked before the rank, which OpenVINO does not always check
+            raise ShapeError(f"axis must be integers, got {axis_info.type}", rule="port.type", port=2)
         require_max_rank(axis_info, 1, "axis", 2, static_only=True)
         axis = scalar_axis(axis_info, data.rank, 2)
         batch_dims = self.get_batch_dims(indices.rank)

@@ -30,7 +30,8 @@ class Parameter(Op):
 
     def infer(self, inputs):
         if self.element_type.storage is None:
-            raise ShapeError(f"element type {self.element_type} is not supported for inputs", rule="attr.value")
+            # OpenVINO reads an input of dynamic type; irrun cannot feed one
+            raise ShapeError(f"element type {self.element_type} is not supported for inputs", rule="attr.value.spec")
         return [TensorInfo(static_dims(self.shape), self.element_type)]
 
 
@@ -38,12 +39,12 @@ class Parameter(Op):
 class Constant(Op):
     element_type = Type()
     shape = Ints(min=0)
-    offset = Int(min=0)
-    size = Int(min=0)
+    offset = Int(min=0, exact=True)
+    size = Int(min=0, exact=True)
     num_inputs = (0, 0)
 
     def infer(self, inputs):
-        return [TensorInfo(self.shape, self.element_type, self.load())]
+        return [TensorInfo(self.shape, self.element_type, self.load(), literal=True)]
 
     def load(self) -> np.ndarray:
         et: ElementType = self.element_type
@@ -51,6 +52,7 @@ class Constant(Op):
         needed = et.nbytes(count)
         if et.storage is None:
             # OpenVINO reads such a Const (its data then has no type): it cannot be computed with.
+            self.context.weights.slice(self.offset, self.size)  # but it refuses bytes beyond the file
             raise WeightsError(f"Const element type {et.name} has no data type to compute with", rule="const.type.spec")
         if self.size < needed:
             raise WeightsError(

@@ -18,7 +18,7 @@ from .attrs import Bool, Enum, Float, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shape_ops import int_values, normalize_axis, one_dim_length
-from .shapes import require_rank
+from .shapes import negative_size, require_rank
 
 F32 = np.float32
 EPSILON = F32(1.0e-6)
@@ -331,6 +331,7 @@ class InterpolateBase(Op):
         if data.shape is None:
             return None
         rank = len(data.shape)
+        stricter = []  # problems OpenVINO's reader lets pass: raised after the checks it makes too
         if any(p < 0 for p in self.pads_begin) or any(p < 0 for p in self.pads_end):
             raise ShapeError("pads_begin and pads_end must not be negative", rule="attr.range")
         pb, pe = self.pads(rank)
@@ -346,22 +347,21 @@ class InterpolateBase(Op):
                                  port=self.axes_port)
             axes = [normalize_axis(int(a), rank, "axes", self.axes_port) for a in values.reshape(-1).tolist()]
             if len(set(axes)) != len(axes):
-                raise ShapeError(f"axes {axes} repeat a value", rule="attr.value", port=self.axes_port)
+                stricter.append(ShapeError(f"axes {axes} repeat a value", rule="attr.value.spec",
+                                           port=self.axes_port))
         sizes = scales = None
         if self.shape_calculation_mode == "sizes":
             values = int_values(sizes_info, "sizes", self.sizes_port)
-            n = one_dim_length(sizes_info)
-            if n is not None and n != len(axes):
-                raise ShapeError(f"sizes has {n} values for {len(axes)} axes", rule="port.dims", port=self.sizes_port)
+            _check_count(one_dim_length(sizes_info), len(axes), "sizes", self.sizes_port, stricter)
             if values is not None:
                 sizes = [int(v) for v in values.reshape(-1)]
                 if any(v < 0 for v in sizes):
-                    raise ShapeError(f"sizes {sizes} has a negative value", rule="attr.range", port=self.sizes_port)
+                    error = negative_size(f"sizes {sizes} has a negative value", sizes_info, self.sizes_port)
+                    if error.rule == "attr.range":
+                        raise error
+                    stricter.append(error)
         else:
-            n = one_dim_length(scales_info)
-            if n is not None and n != len(axes):
-                raise ShapeError(f"scales has {n} values for {len(axes)} axes", rule="port.dims",
-                                 port=self.scales_port)
+            _check_count(one_dim_length(scales_info), len(axes), "scales", self.scales_port, stricter)
             if scales_info.value is not None:
                 scales = [F32(v) for v in np.asarray(scales_info.value, dtype=F32).reshape(-1)]
         out = list(padded)
@@ -372,6 +372,10 @@ class InterpolateBase(Op):
                 out[a] = None if padded[a] is None else int(F32(padded[a]) * (scales[i] + EPSILON))
             else:
                 out[a] = None
+        if stricter:
+            if all(d is None or d >= 0 for d in out):
+                stricter[0].openvino_outputs = [TensorInfo(tuple(out), data.type)]
+            raise stricter[0]
         return padded, axes, sizes, scales, tuple(out)
 
     def infer(self, inputs):
@@ -488,3 +492,12 @@ class Interpolate11(InterpolateBase):
         if self.shape_calculation_mode == "sizes":
             return inputs[1], None, axes
         return None, inputs[1], axes
+
+
+def _check_count(n: int | None, axes: int, what: str, port: int, stricter: list) -> None:
+    """sizes or scales against the axes: OpenVINO refuses fewer values than axes, and ignores extra ones."""
+    if n is not None and n < axes:
+        raise ShapeError(f"{what} has {n} values for {axes} axes", rule="port.dims", port=port)
+    if n is not None and n > axes:
+        stricter.append(ShapeError(f"{what} has {n} values for {axes} axes (OpenVINO ignores the extra ones)",
+                                   rule="port.dims.spec", port=port))

@@ -225,6 +225,7 @@ class Xor1(Logical):
 class _BlockOp(Op):
     num_inputs = (4, 4)
     names = ("block_shape", "pads_begin", "pads_end")
+    negative_rule = "attr.range.spec"  # OpenVINO reads negative pads; it refuses negative crops
     same_types = False  # OpenVINO's BatchToSpace wants one type for its three inputs, SpaceToBatch does not
     unknown_length_spec = False  # SpaceToBatch: OpenVINO compares the inputs' length with the rank only if known
 
@@ -263,7 +264,7 @@ class _BlockOp(Op):
             raise ShapeError(f"{self.names[0]} {block.tolist()} has a value below 1", rule="attr.range", port=1)
         if (begin < 0).any() or (end < 0).any():
             raise ShapeError(f"{self.names[1]} {begin.tolist()} and {self.names[2]} {end.tolist()} must not be "
-                             f"negative", rule="attr.range", port=2)
+                             f"negative", rule=self.negative_rule, port=2)
         return data.shape, (block, begin, end)
 
     def infer(self, inputs):
@@ -290,6 +291,7 @@ def _block_values(inputs):
 @op("BatchToSpace", 2)
 class BatchToSpace2(_BlockOp):
     names = ("block_shape", "crops_begin", "crops_end")
+    negative_rule = "attr.range"
     same_types = True
 
     def output_shape(self, shape, block, begin, end):

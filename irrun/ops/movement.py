@@ -243,7 +243,7 @@ class Pad1(Op):
             if values is not None:
                 values = values.reshape(-1).tolist()
                 if not self.allow_negative and any(v < 0 for v in values):
-                    raise ShapeError(f"{what} {values} has a negative value", rule="attr.range", port=port)
+                    raise ShapeError(f"{what} {values} has a negative value", rule="attr.range.spec", port=port)
             out.append(values)
         if len(inputs) == 4:
             require_rank(inputs[3].shape, (0,), "pad_value", 3)
@@ -269,7 +269,8 @@ class Pad1(Op):
                 continue
             size = d + b + e
             if size < 0:
-                raise ShapeError(f"pads {b} and {e} make axis {axis} of size {d} negative", rule="attr.range")
+                raise ShapeError(f"pads {b} and {e} make axis {axis} of size {d} negative",
+                                 rule="attr.range.spec")
             if self.pad_mode in ("reflect", "symmetric"):
                 limit = d - 1 if self.pad_mode == "reflect" else d
                 if b > limit or e > limit:

@@ -137,6 +137,9 @@ class MVN6(Op):
         _require_integer_axes(axes)
         if axes.is_static and len(axes.shape) != 1:  # OpenVINO: a static axes shape must be 1-D, a scalar too
             raise ShapeError(f"axes must be a 1-D tensor, got {shape_str(axes.shape)}", rule="port.rank", port=1)
+        if data.rank is not None and axes.shape is not None and axes.shape and axes.shape[0] is not None \
+                and axes.shape[0] > data.rank:  # checked before the axes' range, which OpenVINO does not check
+            raise ShapeError(f"{axes.shape[0]} axes given for rank {data.rank}", rule="port.dims", port=1)
         try:
             values = axes_input(axes, data.rank)
         except ShapeError as exc:
@@ -144,10 +147,7 @@ class MVN6(Op):
                 exc.rule = "attr.range.spec"
             raise
         if values is not None and axes.value is not None and len(values) != np.asarray(axes.value).size:
-            raise ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value", port=1)
-        if data.rank is not None and axes.shape is not None and axes.shape and axes.shape[0] is not None \
-                and axes.shape[0] > data.rank:
-            raise ShapeError(f"{axes.shape[0]} axes given for rank {data.rank}", rule="port.dims", port=1)
+            raise ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value.spec", port=1)
         _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
 

@@ -12,7 +12,8 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES, lowest
 from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, numel, refuse_unsigned_dilations, require_positive_steps, require_rank
+from .shapes import (as_index_array, negative_size, numel, readable_value, refuse_unsigned_dilations, require_positive_steps,
+                     require_rank)
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 
@@ -275,17 +276,18 @@ def adaptive_windows(size_in, size_out):
 
 def output_size_input(info, rank, port=1):
     require_rank(info.shape, (1,), "output_size", port)
-    if info.type.name not in ("i32", "i64"):
-        # the spec's types; OpenVINO does not check the type (f32, boolean and u16 load)
-        raise ShapeError(f"output_size must be i32 or i64, got {info.type}", rule="port.type.spec", port=port)
     if info.shape is not None and info.shape[0] is not None and rank is not None and info.shape[0] != rank - 2:
         raise ShapeError(f"output_size has {info.shape[0]} elements, expected {rank - 2} (input rank minus 2)",
                          rule="port.dims", port=port)
-    if info.value is None:
+    value = readable_value(info, "output_size", port)
+    if info.type.name not in ("i32", "i64"):
+        # the spec's types; OpenVINO does not check the type (f32, boolean and u16 load)
+        raise ShapeError(f"output_size must be i32 or i64, got {info.type}", rule="port.type.spec", port=port)
+    if value is None:
         return None
     sizes = as_index_array(info.value, "output_size", port)
     if (sizes < 0).any():
-        raise ShapeError(f"output_size {sizes.tolist()} has a negative value", rule="attr.range", port=port)
+        raise negative_size(f"output_size {sizes.tolist()} has a negative value", info, port)
     return tuple(int(v) for v in sizes)
 
 

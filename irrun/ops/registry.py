@@ -1,7 +1,7 @@
 """The op base class and the registry: (type, spec version) -> the one class that defines that op."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -9,7 +9,7 @@ import numpy as np
 from ..errors import InvalidAttributeError, ShapeError
 from ..ir.types import ElementType
 from .attrs import REQUIRED, Attr, SpecValueError
-from .missing_attrs import missing_rule
+from .missing_attrs import UNKNOWN, openvino_reads_missing
 
 Shape = tuple  # of int (static) or None (dynamic); a None shape means dynamic rank
 
@@ -24,6 +24,8 @@ class TensorInfo:
     # Shape arithmetic whose value is partly known (ShapeOf of a partly dynamic shape, Gather, Concat): each
     # element, flattened, an int or None. Only the checker fills it (irrun/ops/partial.py).
     partial: tuple | None = None
+    # the output of a Constant layer itself (OpenVINO reads some values only from those); not part of equality
+    literal: bool = field(default=False, compare=False)
 
     @property
     def rank(self) -> int | None:
@@ -78,9 +80,16 @@ class Op:
         for name, attr in cls.attributes.items():
             present = [n for n in attr.xml_names if n in layer.attrs]
             if not present:
+                read = openvino_reads_missing(cls.type, cls.version, name) if attr.default is REQUIRED else UNKNOWN
+                if read is None:
+                    raise InvalidAttributeError(f"required attribute '{name}' is missing (OpenVINO reads the "
+                                                f"file with a default irrun does not take)", rule="attr.value.spec")
+                if read is not UNKNOWN:
+                    values[name] = attr.parse(read)
+                    spec_notes.append(f"required attribute '{name}' is missing (OpenVINO reads {read})")
+                    continue
                 if attr.default is REQUIRED:
-                    raise InvalidAttributeError(f"required attribute '{name}' is missing",
-                                                rule=missing_rule(cls.type, cls.version, attr.xml_names))
+                    raise InvalidAttributeError(f"required attribute '{name}' is missing", rule="attr.missing")
                 values[name] = attr.default
                 continue
             consumed.update(present)

@@ -8,7 +8,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Enum
 from .registry import Op, TensorInfo, op
 from .shape_ops import int_values, merge_dim
-from .shapes import shape_str
+from .shapes import negative_size, shape_str
 
 
 def lowest(dtype):
@@ -43,7 +43,7 @@ class SegmentMax16(Op):
             if count is None:
                 return None
             if int(count) < 0:
-                raise ShapeError(f"num_segments {int(count)} must not be negative", rule="attr.range", port=2)
+                raise negative_size(f"num_segments {int(count)} must not be negative", info, 2)
             return int(count)
         if ids is None:
             return None

@@ -42,6 +42,7 @@ class Recurrent(Op):
     activations_beta = Floats(default=())
     clip = Float(default=0.0)
     gates = 1
+    hidden_from_inputs = False
     num_states = 1  # initial states among the inputs (LSTM: H and C)
     activation_count = 1
 
@@ -55,19 +56,22 @@ class Recurrent(Op):
         for name in self.activations:
             if name not in ACTIVATIONS:
                 raise ShapeError(f"activation {name!r} is not supported (relu, sigmoid, tanh)", rule="attr.value")
+        if self.hidden_size <= 0 and not self.hidden_from_inputs:
+            raise ShapeError(f"hidden_size {self.hidden_size} must be positive", rule="attr.range")
 
     def hidden_size_problem(self, given):
-        """hidden_size against the inputs' hidden size `given` (None: not known). OpenVINO's reader takes the
-        inputs' size whatever the attribute says; its CPU plugin cannot compile the op."""
+        """The cells' hidden_size against the inputs' hidden size `given` (None: not known). OpenVINO's reader
+        takes the inputs' size whatever the attribute says; its CPU plugin cannot compile the op."""
         if given is not None and given != self.hidden_size:
             return ShapeError(f"hidden_size {self.hidden_size} differs from the inputs' hidden size {given}",
                               rule="attr.value.spec")
-        if self.hidden_size <= 0:
-            return ShapeError(f"hidden_size {self.hidden_size} must be positive", rule="attr.range.spec")
+        if given is None and self.hidden_size <= 0:
+            return ShapeError(f"hidden_size {self.hidden_size} must be positive", rule="attr.range")
         return None
 
 
 class _RecurrentSequence(Recurrent):
+    hidden_from_inputs = True  # OpenVINO's reader takes the hidden size of the inputs (a 0 attribute too)
     direction = Enum("forward", "reverse", "bidirectional")
 
     # ---------------------------------------------------------------- shape inference
@@ -87,6 +91,10 @@ class _RecurrentSequence(Recurrent):
             if not info.type.is_float or info.type != float_type:
                 raise ShapeError(f"input {port} has type {info.type}, expected the floating-point type of X "
                                  f"({float_type})", rule="port.type", port=port)
+        stricter = None
+        if not seq_lengths.type.is_integer:  # OpenVINO's reader does not check their type
+            stricter = ShapeError(f"sequence lengths must be integers, got {seq_lengths.type}", rule="port.type.spec",
+                                  port=1 + self.num_states)
         require_rank(x.shape, (3,), "X", 0)
         for k, state in enumerate(states):
             require_rank(state.shape, (3,), "initial state", 1 + k)
@@ -103,9 +111,13 @@ class _RecurrentSequence(Recurrent):
                     raise ShapeError(f"hidden size {shape[2]} of {shape_str(shape)} differs from the other inputs' "
                                      f"{given}", rule="port.dims", port=port)
                 given = shape[2]
-        problem = self.hidden_size_problem(given)
-        if problem is not None:
-            raise problem
+        if given is None and hidden <= 0:
+            raise ShapeError(f"hidden_size {hidden} must be positive", rule="attr.range")
+        if given is not None and given != hidden:
+            # OpenVINO's reader takes the inputs' hidden size; its CPU plugin then cannot compile the op.
+            stricter = stricter or ShapeError(
+                f"hidden_size {hidden} differs from the inputs' hidden size {given}", rule="attr.value.spec")
+            hidden = given
         batch, steps, in_size = (None, None, None) if x.shape is None else x.shape
         expected = {
             "initial state": [(1 + k, s.shape, (batch, directions, hidden)) for k, s in enumerate(states)],
@@ -128,13 +140,15 @@ class _RecurrentSequence(Recurrent):
                 if s is not None and s[0] is not None:
                     batch = s[0]
                     break
-        # OpenVINO's reader checks neither (checked last, so that its own refusals come first)
-        require_input_size(w.shape, in_size, port_w)
-        if not seq_lengths.type.is_integer:
-            raise ShapeError(f"sequence lengths must be integers, got {seq_lengths.type}", rule="port.type.spec",
-                             port=1 + self.num_states)
+        try:  # OpenVINO's reader does not compare them (checked after its own checks)
+            require_input_size(w.shape, in_size, port_w)
+        except ShapeError as exc:
+            stricter = stricter or exc
         y = TensorInfo((batch, directions, steps, hidden), float_type)
         state = TensorInfo((batch, directions, hidden), float_type)
+        if stricter is not None:
+            stricter.openvino_outputs = [y] + [state] * self.num_states
+            raise stricter
         return [y] + [state] * self.num_states
 
     # ---------------------------------------------------------------- run

@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
-from .shapes import readable_value, reject_nf4, require_rank, shape_str
+from .shapes import negative_size, readable_value, reject_nf4, require_rank, shape_str
 
 I64 = ELEMENT_TYPES["i64"]
 
@@ -458,16 +458,20 @@ class Broadcast1(Op):
             if len(inputs) != 3:
                 raise ShapeError("explicit mode needs the axes_mapping input", rule="port.count")
             self.check_axes_mapping_length(data.shape, inputs[2])
+        n = one_dim_length(target_info)
+        known = target is not None or target_info.partial is not None  # OpenVINO: a target it can evaluate
+        if mode == "numpy" and known and n is not None and data.shape is not None and n < len(data.shape):
+            raise ShapeError(f"target shape has {n} values, fewer than the data rank {len(data.shape)}",
+                             rule="shape.broadcast", port=1)
         if target is None and target_info.partial is not None and mode in ("numpy", "bidirectional"):
             return self.partial_shape(data, target_info.partial, mode)
         if target is None:
-            n = one_dim_length(target_info)
             if mode == "bidirectional" and data.shape is not None and n is not None:
                 return (None,) * max(n, len(data.shape))
             return None if n is None else (None,) * n
         target = tuple(int(t) for t in target.reshape(-1))
         if any(t < 0 for t in target):
-            raise ShapeError(f"target shape {list(target)} has a negative value", rule="attr.range", port=1)
+            raise negative_size(f"target shape {list(target)} has a negative value", target_info, 1)
         if data.shape is None:
             return (None,) * len(target) if mode != "bidirectional" else None
         if mode == "numpy":
@@ -589,7 +593,7 @@ class Tile1(Op):
             return [TensorInfo((None,) * max(n, len(data.shape)), data.type)]
         repeats = repeats.reshape(-1).tolist()
         if any(r < 0 for r in repeats):
-            raise ShapeError(f"repeats {repeats} has a negative value", rule="attr.range", port=1)
+            raise negative_size(f"repeats {repeats} has a negative value", repeats_info, 1)
         if data.shape is None:
             return [TensorInfo(None, data.type)]
         rank = max(len(repeats), len(data.shape))

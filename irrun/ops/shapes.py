@@ -94,6 +94,13 @@ def require_positive_steps(name: str, values) -> None:
                          f"unsigned one)", rule="attr.range.spec")
 
 
+def negative_size(message: str, info, port: int) -> ShapeError:
+    """A negative value of a size input (a target shape, repeats, output_size, num_segments): OpenVINO reads one
+    from a Constant layer (as a dim 0, -1 as a dynamic dim), so refusing it is stricter, and refuses one that
+    other layers compute (its bounds evaluation needs values >= 0)."""
+    return ShapeError(message, rule="attr.range.spec" if info.literal else "attr.range", port=port)
+
+
 def reject_nf4(info, what: str, port: int) -> None:
     """nf4 is an "integral number" to OpenVINO's type checks (indices, axes, shapes): a stricter-class error."""
     if info.type.name == "nf4":

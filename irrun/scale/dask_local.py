@@ -172,6 +172,17 @@ class _Host:
             time.sleep(0.01)
 
 
+class _HeartbeatOnAClosedConnection(logging.Filter):
+    """Drops the traceback a worker logs when its heartbeat meets a closed connection to the scheduler. On a
+    local cluster that happens only as the cluster closes, when a heartbeat is in flight as its worker or the
+    scheduler closes (after Ctrl-C on a loaded machine): a lost worker is reported by the client anyway."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (str(record.msg).startswith("Failed to communicate with scheduler during heartbeat")
+                    and type(error).__name__ == "CommClosedError")
+
+
 def _host_main(jobs: int, address_pipe: int, stop_pipe: int) -> None:
     """The host process: start the cluster, report its address, run until the stop pipe closes, exit."""
     reported = False
@@ -186,6 +197,7 @@ def _host_main(jobs: int, address_pipe: int, stop_pipe: int) -> None:
     status = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle: it closes the pipe
+        logging.getLogger("distributed.worker").addFilter(_HeartbeatOnAClosedConnection())  # workers fork with it
         # Python 3.12+ warns at each worker's fork: the nannies' queue threads are running (multiprocessing
         # resets their queues in the child)
         warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)

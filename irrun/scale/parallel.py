@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Callable, Sequence
 
 from ..engine import blas_threads, heap
+from .dask_wait import Finishing
 from .tasks import _STARTUP_THREAD_ENV, ParallelError, TaskFailed, _describe, _distributed
 
 CONNECT_TIMEOUT = "10s"
@@ -235,13 +236,13 @@ def _map_on_scheduler(task, items, address: str, notify) -> list:
     tornado_errors, quiet = logging.getLogger("tornado.application"), _CancelBeforeStart()
     tornado_errors.addFilter(quiet)
     try:
-        return _run_on_dask(distributed, client, task, items, notify)
+        return _run_on_dask(distributed, client, task, items, notify, address)
     finally:
         client.close()
         tornado_errors.removeFilter(quiet)
 
 
-def _run_on_dask(distributed, client, task, items, notify) -> list:
+def _run_on_dask(distributed, client, task, items, notify, address: str) -> list:
     """Chunks of items as tasks, results reported per item as their chunk finishes. A chunk that fails (its
     workers kept dying: Dask retries it on other workers first) makes its items suspects, and suspects run
     one at a time, alone in their task, as in the process pool: only an item that kills its workers while it
@@ -250,32 +251,33 @@ def _run_on_dask(distributed, client, task, items, notify) -> list:
     results: list = [None] * len(items)
     in_flight = {}  # future -> (the item indices it runs, whether it runs a suspect)
     suspects: deque = deque()
-    futures = distributed.as_completed(loop=client.loop)
+    finishing = Finishing(distributed, client, address)
 
     def submit(indices, suspect):
         future = client.submit(run_chunk, task, [items[i] for i in indices], PAUSE_DASK_PROFILER, pure=False)
         in_flight[future] = (indices, suspect)
-        futures.add(future)
+        finishing.watch(future)
 
     try:
         for chunk in chunk_bounds(len(items), sum(client.nthreads().values())):
             submit(chunk, False)
-        for future in futures:
-            indices, suspect = in_flight.pop(future)
-            try:
-                outcomes = future.result()
-            except Exception as exc:  # noqa: BLE001 - a lost worker is the chunk's failure
-                if not suspect:
-                    suspects.extend(indices)
-                    outcomes = None
-                else:
-                    outcomes = [TaskFailed(f"the Dask task failed: {_describe(exc)}")]
-            for index, outcome in zip(indices, outcomes or ()):
-                results[index] = outcome
-                notify(index, outcome)
-            if suspects and not any(suspect for _, suspect in in_flight.values()):
-                index = suspects.popleft()
-                submit(range(index, index + 1), True)
+        while in_flight:
+            for future in finishing.finished():
+                indices, suspect = in_flight.pop(future)
+                try:
+                    outcomes = future.result()
+                except Exception as exc:  # noqa: BLE001 - a lost worker is the chunk's failure
+                    if not suspect:
+                        suspects.extend(indices)
+                        outcomes = None
+                    else:
+                        outcomes = [TaskFailed(f"the Dask task failed: {_describe(exc)}")]
+                for index, outcome in zip(indices, outcomes or ()):
+                    results[index] = outcome
+                    notify(index, outcome)
+                if suspects and not any(suspect for _, suspect in in_flight.values()):
+                    index = suspects.popleft()
+                    submit(range(index, index + 1), True)
     finally:
         if in_flight:
             client.cancel(list(in_flight))

@@ -122,11 +122,15 @@ def check(path, openvino_compatible: bool = False) -> Report:
 
 
 def _check(path: str) -> Report:
+    unreadable = []
     try:
         doc = read_xml(path)
     except IRError as exc:
-        return Report(path, None, [_from_error(exc)])
+        if exc.rule not in ("file.xml.encoding", "file.xml.attribute"):
+            return Report(path, None, [_from_error(exc)])
+        unreadable, doc = [_from_error(exc)], read_xml(path, repair=True)  # as OpenVINO reads it
     checker = _Checker(doc)
+    checker.diagnostics += unreadable
     try:
         checker.run()
     except Exception as exc:  # noqa: BLE001 - a bug in irrun must not stop a directory run
@@ -243,7 +247,7 @@ class _Checker:
             seen.add(port.id)
         for direction, ports in ((0, layer.inputs), (1, layer.outputs)):
             for index, port in enumerate(ports):
-                self.decls[(layer.id, index, direction)] = self.declare(ref, port)
+                self.decls[(layer.id, index, direction)] = self.declare(ref, port, direction == 0)
         for body in layer.bodies.values():
             self.check_body_dims(body.doc)
         for name in node.unknown_attrs:
@@ -269,7 +273,7 @@ class _Checker:
             for body in layer.bodies.values():
                 self.check_body_dims(body.doc)
 
-    def declare(self, ref, port: Port) -> _PortDecl:
+    def declare(self, ref, port: Port, is_input: bool = False) -> _PortDecl:
         try:
             bounds = declared_bounds(port)
         except ValueError:
@@ -277,12 +281,13 @@ class _Checker:
                                          f"or an interval like 1..8)", ref, port.id)
             bounds = None
         et = None
+        rule = "port.precision.spec" if is_input else "port.precision"  # OpenVINO reads no input port's precision
         if port.precision is None:
-            self.add(ERROR, "port.precision", "the port has no precision", ref, port.id)
+            self.add(ERROR, rule, "the port has no precision", ref, port.id)
         else:
             et = element_type(port.precision)
             if et is None:
-                self.add(ERROR, "port.precision", f"unknown precision '{port.precision}'", ref, port.id)
+                self.add(ERROR, rule, f"unknown precision '{port.precision}'", ref, port.id)
         return _PortDecl(bounds, et)
 
     # ---------------------------------------------------------- inference
@@ -348,7 +353,8 @@ class _Checker:
             outputs = node.op.infer(in_infos)
         except IRError as exc:
             self.report(self._locate(exc, node))
-            return None
+            # A stricter-class error may say what OpenVINO infers from the value it reads: checked on with that.
+            return getattr(exc, "openvino_outputs", None)
         except Exception as exc:  # noqa: BLE001 - an op's own bug: say so, never claim the model is wrong
             self.add(WARNING, "check.internal", f"inference failed inside irrun ({type(exc).__name__}: {exc}); "
                                                 f"the layer is not verified", node.ref)

@@ -51,6 +51,8 @@ RULE_CLASSES: dict[str, RuleClass] = {
                                               "earlier ones"),
     "file.xml.encoding": RuleClass(STRICTER, "OpenVINO's XML parser does not check the character encoding; "
                                              "irrun cannot read the file"),
+    "file.xml.attribute": RuleClass(STRICTER, "an element repeats an attribute, which XML forbids; OpenVINO's "
+                                              "parser reads the first of them"),
     "variable.assign.multiple": RuleClass(STRICTER, "OpenVINO reads the file, its CPU plugin refuses to "
                                                     "compile it"),
 }
