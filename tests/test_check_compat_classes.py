@@ -15,6 +15,7 @@ import irrun
 from irbuild import IRBuilder
 from oracle import reader_refuses
 from irrun.tools.rule_classes import CLASS_NAMES, OPENVINO, RULE_CLASSES, STRICTER, rule_class
+from test_check_compat_probes import assert_read_and_stricter
 
 
 def _i64(*values):
@@ -325,15 +326,7 @@ REFUSED_BY_OPENVINO = {
 @pytest.mark.parametrize("name", sorted(READ_BY_OPENVINO))
 def test_openvino_reads_it_so_the_rule_is_stricter(name, tmp_path):
     make, rule = READ_BY_OPENVINO[name]
-    path = make(tmp_path / "m")
-    assert not reader_refuses(path)
-    assert rule_class(rule).kind == STRICTER
-    assert rule in {d.rule for d in irrun.check(path).errors}, irrun.check(path).lines()
-    compatible = irrun.check(path, openvino_compatible=True)
-    assert not compatible.errors, compatible.lines()
-    with pytest.raises(irrun.IRError) as refused:
-        irrun.load(path)
-    assert refused.value.rule == rule
+    assert_read_and_stricter(make(tmp_path / "m"), rule)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED_BY_OPENVINO))

@@ -13,7 +13,7 @@ from openvino import opset16
 
 import irrun
 from oracle import reader_refuses
-from irrun.tools.rule_classes import OPENVINO, rule_class
+from irrun.tools.rule_classes import OPENVINO, STRICTER, rule_class
 from test_check_shape_refusals import _PARAMETERS, _edited, _i64, _p, _seq
 
 
@@ -142,17 +142,23 @@ def _written(make, edit, directory):
     return xml
 
 
+def assert_read_and_stricter(path, rule: str) -> None:
+    """OpenVINO's reader takes the file (live); irrun's default check reports `rule`, a stricter-class rule,
+    compatible mode no error, and the runtime refuses the file with that rule."""
+    assert not reader_refuses(path)
+    assert rule_class(rule).kind == STRICTER
+    assert rule in {d.rule for d in irrun.check(path).errors}, irrun.check(path).lines()
+    compatible = irrun.check(path, openvino_compatible=True)
+    assert not compatible.errors, compatible.lines()
+    with pytest.raises(irrun.IRError) as refused:
+        irrun.load(path)
+    assert refused.value.rule == rule
+
+
 @pytest.mark.parametrize("name", sorted(READ))
 def test_a_file_openvino_reads_passes_in_compatible_mode(name, tmp_path):
     make, edit, rule = READ[name]
-    xml = _written(make, edit, tmp_path)
-    assert not reader_refuses(xml)
-    assert rule in {d.rule for d in irrun.check(xml).errors}, irrun.check(xml).lines()
-    compatible = irrun.check(xml, openvino_compatible=True)
-    assert not compatible.errors, compatible.lines()
-    with pytest.raises(irrun.IRError) as refused:
-        irrun.load(xml)
-    assert refused.value.rule == rule
+    assert_read_and_stricter(_written(make, edit, tmp_path), rule)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
