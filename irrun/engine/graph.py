@@ -115,13 +115,10 @@ def build_graph(doc: IRDocument, context: Context, report: Report | None = None)
             known = source or target
             # OpenVINO ignores an edge into a missing layer (it feeds nothing); one from a missing layer it refuses.
             error = GraphError(f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port} "
-                               f"names a missing layer in {end}", file=file, rule="edge.ref",
+                               f"names a missing layer in {end}", file=file,
+                               rule="edge.ref" if source is None else "edge.ref.dangling",
                                layer=known.ref if known else None)
-            if source is not None:
-                error.rule = "edge.ref.dangling"
-                lenient.append(error)
-            else:
-                problem(error)
+            (problem if source is None else lenient.append)(error)
             continue
         out_index = _port_index(source.layer.outputs, edge.from_port, source, "output", file, problem)
         in_index = _port_index(target.layer.inputs, edge.to_port, target, "input", file, problem)

@@ -69,14 +69,20 @@ def _without_bad_declaration(data: bytes):
     try:
         return etree.fromstring(data, _parser())
     except etree.XMLSyntaxError:
-        stripped = _DECLARATION.sub(b"", data, count=1)
-        if stripped == data:
+        root = _reparsed(_DECLARATION.sub(b"", data, count=1), data)
+        if root is None:
             raise
-        try:
-            return etree.fromstring(stripped, _parser())
-        except (etree.XMLSyntaxError, ValueError):
-            pass
-        raise
+        return root
+
+
+def _reparsed(repaired: bytes, data: bytes):
+    """The root of `repaired` when a repair changed `data` and made it well-formed; else None."""
+    if repaired == data:
+        return None
+    try:
+        return etree.fromstring(repaired, _parser())
+    except (etree.XMLSyntaxError, ValueError):
+        return None
 
 
 _ENCODING_DECLARATION = re.compile(rb"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*[\"'][^\"']*[\"']")
@@ -85,13 +91,7 @@ _ENCODING_DECLARATION = re.compile(rb"^(\s*<\?xml[^>]*?)\s+encoding\s*=\s*[\"'][
 def _well_formed_but_for_encoding(data: bytes):
     """The XML's root if it is well-formed once its bytes are read as UTF-8 with invalid ones replaced and its
     encoding declaration dropped (OpenVINO's parser, pugixml, reads such a file, as it checks neither); else None."""
-    repaired = _ENCODING_DECLARATION.sub(rb"\1", data).decode("utf-8", errors="replace").encode()
-    if repaired == data:
-        return None
-    try:
-        return etree.fromstring(repaired, _parser())
-    except (etree.XMLSyntaxError, ValueError):
-        return None
+    return _reparsed(_ENCODING_DECLARATION.sub(rb"\1", data).decode("utf-8", errors="replace").encode(), data)
 
 
 _TAG = re.compile(rb"<([A-Za-z_][\w.:-]*)((?:\s+[\w.:-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)(\s*/?)>")
@@ -108,13 +108,7 @@ def _first_of_repeated_attributes(data: bytes):
                 names.add(attribute.group(1))
                 kept.append(attribute.group(0))
         return b"<" + tag.group(1) + b"".join(kept) + tag.group(3) + b">"
-    repaired = _TAG.sub(first_only, data)
-    if repaired == data:
-        return None
-    try:
-        return etree.fromstring(repaired, _parser())
-    except (etree.XMLSyntaxError, ValueError):
-        return None
+    return _reparsed(_TAG.sub(first_only, data), data)
 
 
 def _document(root, path: Path) -> IRDocument:

@@ -51,15 +51,22 @@ def matmul(a, b, out=None):
     if out is None:
         shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
         out = np.empty(shape, dtype=np.result_type(a, b))
-    axis, bounds = blocks
-    calls = []
-    for low, high in zip(bounds[:-1], bounds[1:]):
-        if axis == -1:
-            calls.append((a, b[..., low:high], out[..., low:high]))
-        else:
-            calls.append((a[..., low:high, :], b, out[..., low:high, :]))
-    _run_all(calls)
+    run_all(_block_calls(a, b, out, blocks))
     return out
+
+
+def calls(a, b, out):
+    """The (a, b, out) products `matmul` computes a @ b into out as: blocks fixed by the shapes once the engine
+    chose the thread count, else the one product."""
+    blocks = _blocks(a, b) if _Workers.split else None
+    return [(a, b, out)] if blocks is None else _block_calls(a, b, out, blocks)
+
+
+def _block_calls(a, b, out, blocks):
+    axis, bounds = blocks
+    if axis == -1:
+        return [(a, b[..., low:high], out[..., low:high]) for low, high in zip(bounds[:-1], bounds[1:])]
+    return [(a[..., low:high, :], b, out[..., low:high, :]) for low, high in zip(bounds[:-1], bounds[1:])]
 
 
 def _blocks(a, b):
@@ -77,17 +84,17 @@ def _blocks(a, b):
     return axis, [length * i // count for i in range(count + 1)]
 
 
-def _run_all(calls, product=None):
-    """product(*call) (np.matmul(a, b, out=out) by default) for every (a, b, out) call, on up to `workers`
-    threads taking them in turn."""
+def _matmul_into(a, b, out):
+    np.matmul(a, b, out=out)
+
+
+def run_all(calls, product=_matmul_into):
+    """product(a, b, out) for every (a, b, out) call, on up to `workers` threads taking them in turn."""
     pending = iter(calls)  # next() on a list iterator is atomic: each call is taken once
 
     def drain():
         for a, b, out in pending:
-            if product is None:
-                np.matmul(a, b, out=out)
-            else:
-                product(a, b, out)
+            product(a, b, out)
     helpers = [_pool().submit(drain) for _ in range(min(_Workers.count, len(calls)) - 1)]
     drain()
     for helper in helpers:

@@ -89,15 +89,9 @@ def accumulate(a, b, out, first=False):
         else:
             out += blas.matmul(a, b)
         return
-    blocks = blas._blocks(a, b) if blas._Workers.split else None
-    calls = [(a, b, out)]
-    if blocks is not None:
-        axis, bounds = blocks
-        calls = [(a, b[:, lo:hi], out[:, lo:hi]) if axis == -1 else (a[lo:hi], b, out[lo:hi])
-                 for lo, hi in zip(bounds[:-1], bounds[1:])]
     beta = 0.0 if first else 1.0
     item = out.itemsize
-    blas._run_all(calls, lambda x, y, z: gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, z.shape[0], z.shape[1],
+    blas.run_all(blas.calls(a, b, out), lambda x, y, z: gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, z.shape[0], z.shape[1],
                                                x.shape[1], 1.0, x.ctypes.data, x.strides[0] // item,
                                                y.ctypes.data, y.strides[0] // item, beta, z.ctypes.data,
                                                z.strides[0] // item))

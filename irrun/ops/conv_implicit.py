@@ -56,13 +56,13 @@ def _phase_ranges(phase, begin, stride, reach, size):
 class Phases:
     """The padded input split into its stride phases, flattened: `planes` [N, phases, G, Cg, size] (zeros
     where the padding is and past the plane, where the last offset's run reads); per kernel offset (in
-    itertools.product order) `taps[j]` = (phase index, start of its run); the runs are `length` long (whole
+    itertools.product order, `offsets`) `taps[j]` = (phase index, start of its run); the runs are `length` long (whole
     rows of the phases' pitch, `reach` their dims)."""
 
     def __init__(self, x, kernel, strides, dilations, begins, out, groups, reserve, what):
         n = x.shape[0]
-        offsets = list(itertools.product(*(range(k) for k in kernel)))
-        positions = [[o * d for o, d in zip(offs, dilations)] for offs in offsets]
+        self.offsets = list(itertools.product(*(range(k) for k in kernel)))
+        positions = [[o * d for o, d in zip(offs, dilations)] for offs in self.offsets]
         self.reach = [o + ((k - 1) * d) // s for o, k, d, s in zip(out, kernel, dilations, strides)]
         pitch = [math.prod(self.reach[i + 1:]) for i in range(len(self.reach))]
         keys = sorted({tuple(p % s for p, s in zip(pos, strides)) for pos in positions})
@@ -100,10 +100,9 @@ def forward(x, w, strides, dilations, begins, out, reserve, cache=None):
     reserve(groups * out_per_group * length * x.itemsize, "implicit convolution products")
     products = np.empty((groups, out_per_group, length), x.dtype)
     result = np.empty((n, groups, out_per_group, *out), x.dtype)
-    offsets = list(itertools.product(*(range(k) for k in kernel)))
     for b in range(n):
         for g in range(groups):
-            for j, (offs, (phase, start)) in enumerate(zip(offsets, phases.taps)):
+            for j, (offs, (phase, start)) in enumerate(zip(phases.offsets, phases.taps)):
                 blas_accumulate.accumulate(taps[offs][g], phases.planes[b, phase, g, :, start:start + length],
                                            products[g], first=j == 0)
         result[b] = phases.crop(products, out)

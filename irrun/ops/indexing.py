@@ -357,7 +357,6 @@ class StridedSlice1(Op):
         """The slicing as a list of items over the input axes: ('new',), ('index', axis, i),
         ('slice', axis, start, stop, step); None when not known."""
         data = inputs[0]
-        self.check_masks()
         vals = []
         for port, what in ((1, "begin"), (2, "end"), (3, "strides")):
             if port < len(inputs):
@@ -407,6 +406,7 @@ class StridedSlice1(Op):
 
     def infer(self, inputs):
         data = inputs[0]
+        self.check_masks()
         items = self.plan(inputs)
         if items is None:
             return [TensorInfo(None, data.type)]
