@@ -113,6 +113,12 @@ def _elements(node, in_infos, outputs) -> list | None:
     return None
 
 
+def _bounded(node, in_infos) -> bool:
+    """Whether OpenVINO evaluates bounds of the op's output: a ShapeOf, or an op whose inputs all have them.
+    A value with every element unknown still has a known length then (Broadcast checks it against the rank)."""
+    return node.ref.type == "ShapeOf" or all(info.value is not None or info.partial is not None for info in in_infos)
+
+
 def with_partial_values(node, in_infos, outputs: list[TensorInfo]) -> list[TensorInfo]:
     """`outputs` with the partial value of a single-output shape op's result, or its value when that is
     fully known."""
@@ -125,7 +131,7 @@ def with_partial_values(node, in_infos, outputs: list[TensorInfo]) -> list[Tenso
         return outputs
     out = outputs[0]
     if elements is None or len(elements) != numel(out.shape) or not out.type.is_integer \
-            or all(e is None for e in elements):
+            or all(e is None for e in elements) and not _bounded(node, in_infos):
         return outputs
     if all(e is not None for e in elements):
         return [TensorInfo(out.shape, out.type, np.array(elements, out.type.storage).reshape(out.shape))]
