@@ -26,6 +26,7 @@ from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, negative_size, require_positive_steps, require_rank, shape_str
+from .stricter import UNSIGNED, stricter, unsigned
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 CHUNK_BYTES = 1 << 25  # im2col / column buffers are built at most this large per chunk
@@ -87,9 +88,14 @@ class _ConvBase(Op):
         require_positive_steps("strides", strides)
         require_positive_steps("dilations", dilations)
         if not self.strides or not self.dilations:
-            raise ShapeError("strides and dilations must be given (OpenVINO reads 1 for each spatial axis when one "
-                             "is missing or empty)", rule="attr.length.spec")
+            stricter(ShapeError("strides and dilations must be given (OpenVINO reads 1 for each spatial axis when "
+                                "one is missing or empty)", rule="attr.length.spec"))
         return list(pb), list(pe)
+
+    def steps(self, spatial):
+        """Strides and dilations as OpenVINO's inference reads them: 1 per axis when missing, negative ones
+        wrapped to huge unsigned values (the checker infers on past such stricter-class errors)."""
+        return unsigned(self.strides or (1,) * spatial), unsigned(self.dilations or (1,) * spatial)
 
     def kernel_dims(self, filters, spatial):
         return (None,) * spatial if filters.shape is None else tuple(filters.shape[-spatial:])
@@ -111,11 +117,11 @@ def forward_geometry(spatial_in, kernel, strides, dilations, pads_begin, pads_en
                 small, large = total // 2, total - total // 2
                 pb, pe = (small, large) if auto_pad == "same_upper" else (large, small)
             begins.append(pb), ends.append(pe)
-            out.append(None if dim is None else -(-dim // s))
+            out.append(None if dim is None else (dim + s - 1) % UNSIGNED // s)  # OpenVINO's ceil, wrapping
             continue
         pb, pe = (0, 0) if auto_pad == "valid" else (pads_begin[axis], pads_end[axis])
         begins.append(pb), ends.append(pe)
-        if dim is None or k is None:
+        if dim is None or k is None or d >= UNSIGNED // 2 and k > 1:  # OpenVINO: a wrapped dilation, an interval
             out.append(None)
             continue
         effective = (k - 1) * d + 1
@@ -142,7 +148,7 @@ class _ForwardConv(_ConvBase):
         pb, pe = self.check_common(data, filters, spatial)
         out_channels, _ = self.channels(data, filters)
         spatial_in = (None,) * spatial if data.shape is None else data.shape[2:]
-        out, _, _ = forward_geometry(spatial_in, self.kernel_dims(filters, spatial), self.strides, self.dilations,
+        out, _, _ = forward_geometry(spatial_in, self.kernel_dims(filters, spatial), *self.steps(spatial),
                                      pb, pe, _auto_pad(self.auto_pad))
         batch = None if data.shape is None else data.shape[0]
         return [TensorInfo((batch, out_channels, *out), data.type)]
@@ -735,6 +741,9 @@ class _BackpropConv(_ConvBase):
         if spatial is None:
             return [TensorInfo(None, data.type)]
         self.check_common(data, filters, spatial)
+        if self.steps(spatial) != (list(self.strides), list(self.dilations)):  # a stricter-class error, reported
+            return [TensorInfo((None if data.shape is None else data.shape[0], self.channels(data, filters)[0],
+                                *(None,) * spatial), data.type)]
         if self.output_padding and len(self.output_padding) != spatial:
             raise ShapeError(f"output_padding {list(self.output_padding)} should be defined for all and only the "
                              f"{spatial} spatial dimensions", rule="attr.length")

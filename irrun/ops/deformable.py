@@ -68,7 +68,7 @@ class _DeformableConv(_ConvBase):
                              f"({self.deformable_group})", rule="port.dims", port=0)
         kernel = filter_shape[2:]
         taps = None if None in kernel else kernel[0] * kernel[1]
-        spatial, _, _ = forward_geometry(data_shape[2:], kernel, self.strides, self.dilations, pb, pe,
+        spatial, _, _ = forward_geometry(data_shape[2:], kernel, *self.steps(2), pb, pe,
                                          _auto_pad(self.auto_pad))
         for port, per_tap in ((1, 2), (3, 1)):
             if port >= len(inputs) or inputs[port].shape is None:
@@ -232,7 +232,7 @@ class BinaryConvolution1(_ConvBase):
                              f"({in_channels})", rule="port.dims", port=1)
         spatial_in = (None, None) if data.shape is None else data.shape[2:]
         kernel = (None, None) if filters.shape is None else filters.shape[2:]
-        out, _, _ = forward_geometry(spatial_in, kernel, self.strides, self.dilations, pb, pe,
+        out, _, _ = forward_geometry(spatial_in, kernel, *self.steps(2), pb, pe,
                                      _auto_pad(self.auto_pad))
         batch = None if data.shape is None else data.shape[0]
         out_channels = None if filters.shape is None else filters.shape[0]

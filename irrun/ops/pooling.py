@@ -12,6 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES, lowest
 from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
+from .stricter import UNSIGNED
 from .shapes import (as_index_array, negative_size, numel, readable_value, refuse_unsigned_dilations, require_positive_steps,
                      require_rank)
 
@@ -24,7 +25,8 @@ def pooling_geometry(spatial, kernel, strides, dilations, pads_begin, pads_end, 
     """Output dims and the pads actually used, per spatial axis. A None dim stays None."""
     out, begins, ends = [], [], []
     for axis, dim in enumerate(spatial):
-        k, s, d = kernel[axis], strides[axis], dilations[axis]
+        # a negative step (a stricter-class error the checker infers past) as OpenVINO reads it: huge, unsigned
+        k, s, d = kernel[axis], strides[axis] % UNSIGNED, dilations[axis] % UNSIGNED
         effective = (k - 1) * d + 1
         if auto_pad == "valid":
             pb = pe = 0
@@ -49,7 +51,7 @@ def pooling_geometry(spatial, kernel, strides, dilations, pads_begin, pads_end, 
         if rounding == "floor":
             size = (padded - effective) // s + 1
         else:
-            size = -(-(padded - effective) // s) + 1
+            size = (padded - effective + s - 1) % UNSIGNED // s + 1  # OpenVINO's ceil, wrapping
             if rounding == "ceil_torch" and (size - 1) * s >= dim + pb:
                 size -= 1
         out.append(size)

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from ..errors import ShapeError
+from .stricter import stricter
 
 _INTERVAL = re.compile(r"^(-?\d*)\.\.(-?\d*)$")
 
@@ -86,12 +87,13 @@ def refuse_unsigned_dilations(kernel, dilations, spatial_dims) -> None:
 
 def require_positive_steps(name: str, values) -> None:
     """Strides and dilations: OpenVINO refuses a 0 (attr.range) but reads a negative value as a huge unsigned
-    one and accepts the file, so irrun refusing it is stricter (attr.range.spec)."""
+    one and accepts the file, so irrun refusing it is stricter (attr.range.spec; inference goes on with
+    `stricter.unsigned` steps)."""
     if any(v == 0 for v in values):
         raise ShapeError(f"{name} {list(values)} must be positive", rule="attr.range")
     if any(v < 0 for v in values):
-        raise ShapeError(f"{name} {list(values)} must be positive (OpenVINO reads a negative value as a huge "
-                         f"unsigned one)", rule="attr.range.spec")
+        stricter(ShapeError(f"{name} {list(values)} must be positive (OpenVINO reads a negative value as a huge "
+                            f"unsigned one)", rule="attr.range.spec"))
 
 
 def negative_size(message: str, info, port: int) -> ShapeError:

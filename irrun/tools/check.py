@@ -26,6 +26,7 @@ from ..ops.registry import Context, TensorInfo
 from ..ops.shapes import numel, parse_dim, shape_str
 from ..ops.state import WARNING_RULES as STATE_WARNINGS
 from ..ops.state import variable_problems
+from ..ops.stricter import collected
 from .rule_classes import CLASS_NAMES, STRICTER, relaxed, rule_class
 
 ERROR, WARNING = "error", "warning"
@@ -348,17 +349,21 @@ class _Checker:
             return None
         if node.ref.type == "Constant" and not self.have_bin:
             return None
-        try:
-            node.op.check_inputs(len(in_infos))
-            outputs = node.op.infer(in_infos)
-        except IRError as exc:
+        outputs = None
+        with collected() as stricter_errors:  # the op goes on to infer what OpenVINO infers
+            try:
+                node.op.check_inputs(len(in_infos))
+                outputs = node.op.infer(in_infos)
+            except IRError as exc:
+                stricter_errors.append(exc)
+                outputs = getattr(exc, "openvino_outputs", None)  # what OpenVINO infers: checked on with that
+            except Exception as exc:  # noqa: BLE001 - an op's own bug: say so, never claim the model is wrong
+                self.add(WARNING, "check.internal", f"inference failed inside irrun ({type(exc).__name__}: {exc}); "
+                                                    f"the layer is not verified", node.ref)
+        for exc in stricter_errors:
             self.report(self._locate(exc, node))
-            # A stricter-class error may say what OpenVINO infers from the value it reads: checked on with that.
-            return getattr(exc, "openvino_outputs", None)
-        except Exception as exc:  # noqa: BLE001 - an op's own bug: say so, never claim the model is wrong
-            self.add(WARNING, "check.internal", f"inference failed inside irrun ({type(exc).__name__}: {exc}); "
-                                                f"the layer is not verified", node.ref)
-            return None
+        if stricter_errors or outputs is None:
+            return outputs
         outputs = with_partial_values(node, in_infos, outputs)
         if node.op.foldable and node.ref.type != "Constant" and in_infos and all(
                 info.value is not None for info in in_infos) and all(
