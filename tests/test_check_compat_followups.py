@@ -61,3 +61,74 @@ def test_broadcast_target_of_unknown_values_has_a_known_length(target, tmp_path)
     assert reader_refuses(xml) is refused
     assert ("shape.broadcast" in _openvino_errors(xml)) is refused
     assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
+
+
+def _edit_attribute(xml, old, new):
+    text = xml.read_text()
+    assert old in text
+    xml.write_text(text.replace(old, new, 1))
+
+
+# x [1,4,9,8] through one op, plus y [?,?,?,?] set to [1,1,N,1] afterwards: the op's first spatial dim must be
+# 1 or N. (op, attribute edit, N, OpenVINO refuses): a negative stride is read as a huge unsigned one (and
+# Convolution's same padding wraps it to 0 outputs), a missing strides attribute as 1 per axis.
+_WEIGHTS = np.ones([6, 4, 1, 1], np.float32)
+STEP_EDITS = {
+    "Convolution stride -1": (lambda x: opset1.convolution(x, opset1.constant(_WEIGHTS), [1, 1], [0, 0], [0, 0],
+                                                           [1, 1]), ('strides="1, 1"', 'strides="-1, 1"'), 3, False),
+    "Convolution same_upper stride -1": (lambda x: opset1.convolution(
+        x, opset1.constant(_WEIGHTS), [1, 1], [0, 0], [0, 0], [1, 1], "same_upper"),
+        ('strides="1, 1"', 'strides="-1, 1"'), 3, True),
+    "Convolution without strides": (lambda x: opset1.convolution(x, opset1.constant(_WEIGHTS), [2, 2], [0, 0],
+                                                                 [0, 0], [1, 1]), (' strides="2, 2"', ""), 5, True),
+    "MaxPool stride -2": (lambda x: opset1.max_pool(x, [1, 1], [0, 0], [0, 0], [2, 2]),
+                          ('strides="1, 1"', 'strides="-2, 1"'), 3, False),
+    "AvgPool ceil stride -1": (lambda x: opset1.avg_pool(x, [1, 1], [0, 0], [0, 0], [2, 2], True, "ceil"),
+                               ('strides="1, 1"', 'strides="-1, 1"'), 3, False),
+}
+
+
+@pytest.mark.parametrize("case", STEP_EDITS)
+def test_inference_goes_on_past_a_stricter_step_error(case, tmp_path):
+    """The layer itself is reported (a `.spec` rule, a warning in compatible mode); its outputs are what
+    OpenVINO infers, so the Add below it fails exactly when OpenVINO refuses the file."""
+    make, (old, new), n, refused = STEP_EDITS[case]
+    x, y = opset1.parameter([1, 4, 9, 8], np.float32), opset1.parameter([-1, -1, -1, -1], np.float32)
+    y.set_friendly_name("y")
+    xml = _save([opset1.add(make(x), y)], [x, y], tmp_path / "model.xml")
+    _edit_attribute(xml, old, new)
+    _edit_parameter_shape(xml, "y", f"1,1,{n},1")
+    assert reader_refuses(xml) is refused
+    assert any(d.rule.endswith(".spec") for d in irrun.check(xml).errors)
+    assert ("shape.broadcast" in _openvino_errors(xml)) is refused
+    assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
+
+
+@pytest.mark.parametrize("dim", [2**31 - 2, 2**31 - 1, 2**31 + 5])
+@pytest.mark.parametrize("output_type", ["i32", "i64"])
+def test_an_i32_shape_value_at_the_type_maximum_is_unknown(dim, output_type, tmp_path):
+    """Reshape(x, Concat(ReduceProd(ShapeOf(x)), [-1])), x [dim, 1]: OpenVINO's bounds read an i32 ShapeOf element
+    of 2**31 - 1 or more as a dynamic dim (not wrapped), and the Reshape as [?, 1..]; irrun used to wrap it to a
+    negative target value and refuse the file."""
+    x = opset1.parameter([dim, 1], np.bool_)
+    dtype = np.int32 if output_type == "i32" else np.int64
+    product = opset1.reduce_prod(opset3.shape_of(x, output_type), opset1.constant(dtype(0)), True)
+    target = opset1.concat([product, opset1.constant(np.array([-1], dtype))], 0)
+    xml = _save([opset1.reshape(x, target, True)], [x], tmp_path / "model.xml")
+    assert not reader_refuses(xml)
+    assert not irrun.check(xml).errors
+    shape = ov.Core().read_model(str(xml)).output(0).get_partial_shape()
+    known = output_type == "i64" or dim < 2**31 - 1
+    assert shape.is_static is known
+
+
+def test_an_i32_shape_product_that_wraps_is_still_refused(tmp_path):
+    """x [2**31 - 2, 1] (known to OpenVINO) made [2**31 - 2, 2]: the i32 product wraps to -4, which OpenVINO refuses."""
+    x = opset1.parameter([2**31 - 2, 1], np.bool_)
+    x.set_friendly_name("x")
+    product = opset1.reduce_prod(opset3.shape_of(x, "i32"), opset1.constant(np.int32(0)), True)
+    target = opset1.concat([product, opset1.constant(np.array([-1], np.int32))], 0)
+    xml = _save([opset1.reshape(x, target, True)], [x], tmp_path / "model.xml")
+    _edit_parameter_shape(xml, "x", f"{2**31 - 2},2")
+    assert reader_refuses(xml)
+    assert "attr.range" in _openvino_errors(xml)

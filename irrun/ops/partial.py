@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import IRError
 from .registry import TensorInfo
+from .shape_ops import shape_value_limit
 from .shapes import numel
 
 MAX_ELEMENTS = 64  # partial values are shapes: short
@@ -96,8 +97,8 @@ def _sliced(node, in_infos, outputs) -> list | None:
 
 def _elements(node, in_infos, outputs) -> list | None:
     if node.ref.type == "ShapeOf":
-        shape = in_infos[0].shape
-        return None if shape is None else list(shape)
+        shape, limit = in_infos[0].shape, shape_value_limit(outputs[0].type)
+        return None if shape is None else [None if d is None or d >= limit else d for d in shape]
     if node.ref.type == "Gather":
         return _gather(node, in_infos)
     if node.ref.type == "Concat":

@@ -82,6 +82,12 @@ def merge_dim(a, b):
 
 # ---------------------------------------------------------------- ShapeOf
 
+def shape_value_limit(out_type) -> int:
+    """OpenVINO's bounds give a dynamic dim the type's maximum, so a ShapeOf element that reaches it (an i32
+    ShapeOf of a dim of 2**31 - 1 or more) is unknown to its inference rather than wrapped."""
+    return int(np.iinfo(out_type.storage).max)
+
+
 @op("ShapeOf", 1)
 class ShapeOf1(Op):
     num_inputs = (1, 1)
@@ -96,7 +102,7 @@ class ShapeOf1(Op):
         if data.shape is None:
             return [TensorInfo((None,), out_type)]
         value = None
-        if data.is_static:
+        if data.is_static and all(d < shape_value_limit(out_type) for d in data.shape):
             value = np.array(data.shape, dtype=np.int64).astype(out_type.storage)
         return [TensorInfo((len(data.shape),), out_type, value)]
 
