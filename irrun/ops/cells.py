@@ -20,6 +20,7 @@ from .blas import matmul
 from .registry import TensorInfo, op
 from .sequence import ACTIVATIONS, GRUSequence5, LSTMSequence5, Recurrent, RNNSequence5, require_input_size
 from .shapes import require_rank, shape_str
+from .stricter import refuse
 
 
 class _Cell(Recurrent):
@@ -43,8 +44,8 @@ class _Cell(Recurrent):
                 float_type = info.type
                 continue
             lenient = self.any_w_type and port == 1 + self.num_states  # GRUCell: OpenVINO's reader takes it
-            raise ShapeError(f"input {port} has type {info.type}, expected the floating-point type of X "
-                             f"({float_type})", rule="port.type.spec" if lenient else "port.type", port=port)
+            refuse(ShapeError(f"input {port} has type {info.type}, expected the floating-point type of X "
+                              f"({float_type})", rule="port.type.spec" if lenient else "port.type", port=port))
         n = self.num_states
         require_rank(x.shape, (2,), "X", 0)
         for k in range(n):

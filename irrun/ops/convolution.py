@@ -26,7 +26,7 @@ from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, negative_size, require_positive_steps, require_rank, shape_str
-from .stricter import UNSIGNED, stricter, unsigned
+from .stricter import UNSIGNED, refuse, unsigned
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 CHUNK_BYTES = 1 << 25  # im2col / column buffers are built at most this large per chunk
@@ -88,8 +88,8 @@ class _ConvBase(Op):
         require_positive_steps("strides", strides)
         require_positive_steps("dilations", dilations)
         if not self.strides or not self.dilations:
-            stricter(ShapeError("strides and dilations must be given (OpenVINO reads 1 for each spatial axis when "
-                                "one is missing or empty)", rule="attr.length.spec"))
+            refuse(ShapeError("strides and dilations must be given (OpenVINO reads 1 for each spatial axis when "
+                              "one is missing or empty)", rule="attr.length.spec"))
         return list(pb), list(pe)
 
     def steps(self, spatial):
@@ -755,7 +755,8 @@ class _BackpropConv(_ConvBase):
         out, _ = self.geometry(data_spatial, self.kernel_dims(filters, spatial), output_shape, spatial)
         if any(o is not None and o < 0 for o in out):
             # OpenVINO's reader makes such a dim dynamic and reads the file
-            raise ShapeError(f"output spatial shape {out} is negative", rule="shape.infer.spec")
+            refuse(ShapeError(f"output spatial shape {out} is negative", rule="shape.infer.spec"))
+            out = [None if o is not None and o < 0 else o for o in out]
         return [TensorInfo((batch, out_channels, *out), data.type)]
 
     def run(self, inputs, in_infos, out_infos):
@@ -866,8 +867,8 @@ class Col2Im15(Op):
     def infer(self, inputs):
         data, size_info, kernel_info = inputs
         if data.type.storage is None or data.type.name in ("boolean", "string"):
-            raise ShapeError(f"data element type {data.type} is not numeric", port=0,  # OpenVINO takes boolean
-                             rule="port.type.spec" if data.type.name == "boolean" else "port.type")
+            refuse(ShapeError(f"data element type {data.type} is not numeric", port=0,  # OpenVINO takes boolean
+                              rule="port.type.spec" if data.type.name == "boolean" else "port.type"))
         if size_info.type != kernel_info.type:
             raise ShapeError(f"output_size ({size_info.type}) and kernel_size ({kernel_info.type}) must have one "
                              f"element type", rule="port.type", port=2)

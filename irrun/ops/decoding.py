@@ -8,6 +8,7 @@ from .attrs import Bool
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
 from .shapes import shape_str
+from .stricter import refuse
 
 
 @op("GatherTree", 1)
@@ -106,11 +107,11 @@ class CTCLoss4(Op):
         for port, info in enumerate(inputs[1:], start=1):
             if info.type.name not in ("i32", "i64"):
                 # OpenVINO's reader takes any integer type, mixed too
-                raise ShapeError(f"input {port} must be i32 or i64, got {info.type}",
-                                 rule="port.type.spec" if info.type.is_integer else "port.type", port=port)
+                refuse(ShapeError(f"input {port} must be i32 or i64, got {info.type}",
+                                  rule="port.type.spec" if info.type.is_integer else "port.type", port=port))
             if info.type != inputs[1].type:
-                raise ShapeError(f"input {port} type {info.type} differs from logit_length type {inputs[1].type}",
-                                 rule="port.type.spec", port=port)
+                refuse(ShapeError(f"input {port} type {info.type} differs from logit_length type {inputs[1].type}",
+                                  rule="port.type.spec", port=port))
         for port, info, rank in ((0, logits, 3), (1, logit_length, 1), (2, labels, 2), (3, label_length, 1)):
             if info.rank is not None and info.rank != rank:
                 raise ShapeError(f"input {port} rank is {info.rank} ({shape_str(info.shape)}), expected {rank}",

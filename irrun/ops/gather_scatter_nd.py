@@ -19,6 +19,7 @@ from .indexing import Slice8, as_slice, merged_batch_dims, slice_length, slice_r
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
 from .shapes import shape_str
+from .stricter import refuse
 
 
 def _require_index_type(info, port):
@@ -63,7 +64,7 @@ class GatherND5(Op):
     def infer(self, inputs):
         data, indices = inputs
         if indices.type.is_integer and indices.type.name not in ("i32", "i64"):  # OpenVINO's reader takes it
-            raise ShapeError(f"indices must be i32 or i64, got {indices.type}", rule="port.type.spec", port=1)
+            refuse(ShapeError(f"indices must be i32 or i64, got {indices.type}", rule="port.type.spec", port=1))
         _require_index_type(indices, 1)
         b = self.batch_dims
         if data.rank == 0 or indices.rank == 0:
@@ -238,8 +239,8 @@ class SliceScatter15(Op):
             raise ShapeError(f"updates {shape_str(updates.shape)} are larger than any slice of data "
                              f"{shape_str(data.shape)}", rule="port.dims", port=1)
         if updates.type != data.type:  # OpenVINO's reader takes it (checked last, after its own checks)
-            raise ShapeError(f"updates type {updates.type} differs from data type {data.type}",
-                             rule="port.type.spec", port=1)
+            refuse(ShapeError(f"updates type {updates.type} differs from data type {data.type}",
+                              rule="port.type.spec", port=1))
         return [TensorInfo(data.shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):

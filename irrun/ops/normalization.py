@@ -12,11 +12,12 @@ from .attrs import Bool, Enum, Float, Int, Ints
 from .reduction import axes_input, normalize_axes
 from .registry import Op, TensorInfo, op, same_buffer
 from .shapes import shape_str
+from .stricter import refuse
 
 
 def _require_float(info, port=0, rule="port.type"):
     if not info.type.is_float or info.type.storage is None:
-        raise ShapeError(f"element type must be a float type, got {info.type}", rule=rule, port=port)
+        refuse(ShapeError(f"element type must be a float type, got {info.type}", rule=rule, port=port))
 
 
 def _require_float_data(data):
@@ -110,7 +111,7 @@ class MVN2(Op):
             except ShapeError as exc:
                 if exc.rule == "attr.range":  # OpenVINO's MVN-1 shape inference does not check the axes' range
                     exc.rule = "attr.range.spec"
-                raise
+                refuse(exc)
         _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
 
@@ -145,9 +146,10 @@ class MVN6(Op):
         except ShapeError as exc:
             if exc.rule == "attr.range":  # OpenVINO's MVN-6 shape inference does not check the axes' range
                 exc.rule = "attr.range.spec"
-            raise
+            refuse(exc)
+            values = None
         if values is not None and axes.value is not None and len(values) != np.asarray(axes.value).size:
-            raise ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value.spec", port=1)
+            refuse(ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value.spec", port=1))
         _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
 

@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES, lowest
 from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
-from .stricter import UNSIGNED
+from .stricter import UNSIGNED, refuse
 from .shapes import (as_index_array, negative_size, numel, readable_value, refuse_unsigned_dilations, require_positive_steps,
                      require_rank)
 
@@ -117,7 +117,7 @@ class MaxPool1(Op):
         (data,) = inputs
         require_rank(data.shape, (3, 4, 5))
         if data.type.name == "boolean":  # the spec allows float and integer data; OpenVINO forgets to check
-            raise ShapeError("data must be a float or integer type, got boolean", rule="port.type.spec", port=0)
+            refuse(ShapeError("data must be a float or integer type, got boolean", rule="port.type.spec", port=0))
         rank = len(self.kernel) + 2 if data.shape is None else len(data.shape)
         check_pool_attributes(self, rank, data.shape)
         self.check_axis(rank)

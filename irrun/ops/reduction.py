@@ -13,6 +13,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Int, Type
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, readable_value, reject_nf4, shape_str
+from .stricter import refuse
 
 
 def normalize_axes(values, rank, port=1, what="axes"):
@@ -194,8 +195,8 @@ class TopK1(Op):
         data, k_info = inputs
         if data.type.name in ("boolean", "string", "dynamic") or data.type.storage is None:
             # OpenVINO's reader takes boolean data
-            raise ShapeError(f"element type {data.type} is not supported",
-                             rule="port.type.spec" if data.type.name == "boolean" else "port.type", port=0)
+            refuse(ShapeError(f"element type {data.type} is not supported",
+                              rule="port.type.spec" if data.type.name == "boolean" else "port.type", port=0))
         if self.index_element_type.name not in ("i32", "i64"):
             raise ShapeError(f"index_element_type must be i32 or i64, got {self.index_element_type}",
                              rule="attr.value")

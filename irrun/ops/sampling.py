@@ -13,6 +13,7 @@ from .attrs import Bool, Enum
 from .registry import Op, TensorInfo, op
 from .shape_ops import merge_dim
 from .shapes import numel, require_rank, shape_str
+from .stricter import refuse
 
 CUBIC_A = -0.75
 
@@ -29,8 +30,8 @@ class GridSample9(Op):
         if not grid.type.is_float:
             raise ShapeError(f"the grid must have a floating point type, got {grid.type}", rule="port.type", port=1)
         if data.type.storage is None or data.type.name in ("boolean", "string"):
-            raise ShapeError(f"data element type {data.type} is not numeric", port=0,  # OpenVINO takes boolean
-                             rule="port.type.spec" if data.type.name == "boolean" else "port.type")
+            refuse(ShapeError(f"data element type {data.type} is not numeric", port=0,  # OpenVINO takes boolean
+                              rule="port.type.spec" if data.type.name == "boolean" else "port.type"))
         require_rank(data.shape, (4,), "data", 0)
         require_rank(grid.shape, (4,), "grid", 1)
         batch = channels = height = width = None

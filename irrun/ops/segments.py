@@ -9,6 +9,7 @@ from .attrs import Enum
 from .registry import Op, TensorInfo, op
 from .shape_ops import int_values, merge_dim
 from .shapes import negative_size, shape_str
+from .stricter import refuse
 
 
 def lowest(dtype):
@@ -115,8 +116,8 @@ class SparseFillEmptyRows16(Op):
             raise ShapeError(f"indices type {indices.type} differs from dense_shape type {dense_shape.type}",
                              rule="port.type", port=2)
         if default.type != values.type:
-            raise ShapeError(f"default_value type {default.type} differs from values type {values.type}",
-                             rule="port.type.spec", port=3)  # OpenVINO's reader takes it
+            refuse(ShapeError(f"default_value type {default.type} differs from values type {values.type}",
+                              rule="port.type.spec", port=3))  # OpenVINO's reader takes it
         if values.rank is not None and values.rank != 1:
             raise ShapeError(f"values must be 1-D, got {shape_str(values.shape)}", rule="port.rank", port=0)
         if dense_shape.shape is not None and dense_shape.shape not in ((2,), (None,)):

@@ -7,7 +7,7 @@ import re
 import numpy as np
 
 from ..errors import ShapeError
-from .stricter import stricter
+from .stricter import refuse
 
 _INTERVAL = re.compile(r"^(-?\d*)\.\.(-?\d*)$")
 
@@ -92,8 +92,8 @@ def require_positive_steps(name: str, values) -> None:
     if any(v == 0 for v in values):
         raise ShapeError(f"{name} {list(values)} must be positive", rule="attr.range")
     if any(v < 0 for v in values):
-        stricter(ShapeError(f"{name} {list(values)} must be positive (OpenVINO reads a negative value as a huge "
-                            f"unsigned one)", rule="attr.range.spec"))
+        refuse(ShapeError(f"{name} {list(values)} must be positive (OpenVINO reads a negative value as a huge "
+                          f"unsigned one)", rule="attr.range.spec"))
 
 
 def negative_size(message: str, info, port: int) -> ShapeError:
