@@ -132,3 +132,16 @@ def test_an_i32_shape_product_that_wraps_is_still_refused(tmp_path):
     _edit_parameter_shape(xml, "x", f"{2**31 - 2},2")
     assert reader_refuses(xml)
     assert "attr.range" in _openvino_errors(xml)
+
+
+@pytest.mark.parametrize("pattern,refused", [([0, -1], True), ([3, -1], False)])
+def test_a_missing_special_zero_is_read_as_false(pattern, refused, tmp_path):
+    """Reshape-1 without special_zero: OpenVINO reads false (measured by tools/probe_missing_attrs.py), so a
+    pattern [0, -1] asks for a 0 dim beside -1 and is refused; irrun checks on with that value."""
+    x = opset1.parameter([3, 4], np.float32)
+    xml = _save([opset1.reshape(x, _i64(pattern), True)], [x], tmp_path / "model.xml")
+    _edit_attribute(xml, ' special_zero="true"', "")
+    assert reader_refuses(xml) is refused
+    assert "attr.value.spec" in {d.rule for d in irrun.check(xml).errors}
+    assert ("shape.reshape" in _openvino_errors(xml)) is refused
+    assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
