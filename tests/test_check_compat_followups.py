@@ -145,3 +145,41 @@ def test_a_missing_special_zero_is_read_as_false(pattern, refused, tmp_path):
     assert "attr.value.spec" in {d.rule for d in irrun.check(xml).errors}
     assert ("shape.reshape" in _openvino_errors(xml)) is refused
     assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
+
+
+def _patch_int64s(xml, old, new):
+    """Overwrite the int64 values `old` in model.bin with `new` (same length)."""
+    blob = bytearray(xml.with_suffix(".bin").read_bytes())
+    at = bytes(blob).find(np.array(old, np.int64).tobytes())
+    assert at >= 0
+    blob[at:at + 8 * len(old)] = np.array(new, np.int64).tobytes()
+    xml.with_suffix(".bin").write_bytes(bytes(blob))
+
+
+# x [3,4] through one op whose size input is a Const [7,9] (or [3,4]), then patched: OpenVINO reads a negative
+# size from a Const layer (-1 a dynamic dim, or 0 for Tile; below -1 a 0 dim, which x's 3 does not broadcast to)
+# and infers on.
+SIZE_EDITS = {
+    "Tile [-1,2]": (lambda x, c: opset1.tile(x, c), [7, 9], [-1, 2], False),
+    "Tile [2,-5]": (lambda x, c: opset1.tile(x, c), [7, 9], [2, -5], False),
+    "Broadcast [-1,4]": (lambda x, c: opset3.broadcast(x, c), [3, 4], [-1, 4], False),
+    "Broadcast [-2,4]": (lambda x, c: opset3.broadcast(x, c), [3, 4], [-2, 4], True),
+    "Broadcast bidirectional [3,-1]": (lambda x, c: opset3.broadcast(x, c, broadcast_spec="bidirectional"), [3, 4],
+                                       [3, -1], False),
+    "Broadcast explicit [-1,1]": (lambda x, c: opset3.broadcast(x, c, _i64([0, 1]), "explicit"), [3, 4], [-1, 1],
+                                  True),
+    "AdaptiveAvgPool [-2,2]": (lambda x, c: opset8.adaptive_avg_pool(opset1.reshape(x, _i64([1, 1, 3, 4]), False), c),
+                               [5, 6], [-2, 2], False),
+}
+
+
+@pytest.mark.parametrize("case", SIZE_EDITS)
+def test_a_negative_size_read_from_a_const(case, tmp_path):
+    make, built, patched, refused = SIZE_EDITS[case]
+    x = opset1.parameter([3, 4], np.float32)
+    xml = _save([make(x, _i64(built))], [x], tmp_path / "model.xml")
+    _patch_int64s(xml, built, patched)
+    assert reader_refuses(xml) is refused
+    assert bool(_openvino_errors(xml)) is refused
+    assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
+    assert irrun.check(xml).errors  # the stricter rule, or OpenVINO's

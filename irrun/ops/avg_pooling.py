@@ -12,7 +12,7 @@ from ..errors import ExecutionError, ShapeError
 from .attrs import Bool, Enum, Ints
 from .pooling import AUTO_PADS, adaptive_windows, check_pool_attributes, pooling_geometry
 from .registry import Op, TensorInfo, op
-from .shapes import as_index_array, negative_size, numel, require_rank
+from .shapes import as_index_array, numel, require_rank, sizes_as_read
 
 
 
@@ -148,10 +148,8 @@ class AdaptiveAvgPool8(Op):
             raise ShapeError(f"output_size has {size.shape[0]} elements, expected {rank - 2} (input rank minus 2)",
                              rule="port.dims", port=1)
         if size.value is not None:
-            sizes = as_index_array(size.value, "output_size", 1)
-            if (sizes < 0).any():
-                raise negative_size(f"output_size {sizes.tolist()} has a negative value", size, 1)
-            spatial = tuple(int(v) for v in sizes)
+            sizes = as_index_array(size.value, "output_size", 1).reshape(-1)
+            spatial = tuple(sizes_as_read(sizes, f"output_size {sizes.tolist()} has a negative value", size, 1))
         elif size.shape is not None and size.shape[0] is not None:
             spatial = (None,) * size.shape[0]
         elif rank is not None:

@@ -13,8 +13,8 @@ from ..ir.types import ELEMENT_TYPES, lowest
 from .attrs import Enum, Int, Ints, Type
 from .registry import Op, TensorInfo, op
 from .stricter import UNSIGNED, refuse
-from .shapes import (as_index_array, negative_size, numel, readable_value, refuse_unsigned_dilations, require_positive_steps,
-                     require_rank)
+from .shapes import (as_index_array, numel, readable_value, refuse_unsigned_dilations, require_positive_steps,
+                     require_rank, sizes_as_read)
 
 AUTO_PADS = ("explicit", "valid", "same_upper", "same_lower", "notset")
 
@@ -287,10 +287,8 @@ def output_size_input(info, rank, port=1):
         raise ShapeError(f"output_size must be i32 or i64, got {info.type}", rule="port.type.spec", port=port)
     if value is None:
         return None
-    sizes = as_index_array(info.value, "output_size", port)
-    if (sizes < 0).any():
-        raise negative_size(f"output_size {sizes.tolist()} has a negative value", info, port)
-    return tuple(int(v) for v in sizes)
+    sizes = as_index_array(info.value, "output_size", port).reshape(-1)
+    return tuple(sizes_as_read(sizes, f"output_size {sizes.tolist()} has a negative value", info, port))
 
 
 @op("AdaptiveMaxPool", 8)

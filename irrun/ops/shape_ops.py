@@ -12,7 +12,7 @@ from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Type
 from .conversion import convert_array
 from .registry import Op, TensorInfo, op
-from .shapes import negative_size, readable_value, reject_nf4, require_rank, shape_str
+from .shapes import readable_value, reject_nf4, require_rank, shape_str, sizes_as_read
 
 I64 = ELEMENT_TYPES["i64"]
 
@@ -475,9 +475,10 @@ class Broadcast1(Op):
             if mode == "bidirectional" and data.shape is not None and n is not None:
                 return (None,) * max(n, len(data.shape))
             return None if n is None else (None,) * n
-        target = tuple(int(t) for t in target.reshape(-1))
-        if any(t < 0 for t in target):
-            raise negative_size(f"target shape {list(target)} has a negative value", target_info, 1)
+        target = tuple(sizes_as_read(target.reshape(-1), f"target shape {target.reshape(-1).tolist()} has a negative "
+                                     f"value", target_info, 1))
+        if None in target and mode in ("numpy", "bidirectional"):  # -1 read from a Const layer: a dynamic dim
+            return self.partial_shape(data, target, mode)
         if data.shape is None:
             return (None,) * len(target) if mode != "bidirectional" else None
         if mode == "numpy":
@@ -521,7 +522,7 @@ class Broadcast1(Op):
                 continue
             if t == 1:
                 out[i] = d
-            elif d is not None and d != t:
+            elif d is not None and t is not None and d != t:
                 raise ShapeError(f"input {shape_str(in_shape)} does not broadcast to {shape_str(target)} "
                                  f"from axis {start}", rule="shape.broadcast")
         return tuple(out)
@@ -546,7 +547,7 @@ class Broadcast1(Op):
             if not 0 <= a < len(target):
                 raise ShapeError(f"axes_mapping value {a} is out of range for target rank {len(target)}",
                                  rule="attr.range", port=2)
-            if d is not None and d != 1 and d != target[a]:
+            if d is not None and d != 1 and target[a] is not None and d != target[a]:
                 raise ShapeError(f"input dim {d} does not broadcast to target dim {target[a]} at axis {a}",
                                  rule="shape.broadcast", port=2)
         return tuple(target)
@@ -597,9 +598,8 @@ class Tile1(Op):
             if n is None or data.shape is None:
                 return [TensorInfo(None, data.type)]
             return [TensorInfo((None,) * max(n, len(data.shape)), data.type)]
-        repeats = repeats.reshape(-1).tolist()
-        if any(r < 0 for r in repeats):
-            raise negative_size(f"repeats {repeats} has a negative value", repeats_info, 1)
+        repeats = sizes_as_read(repeats.reshape(-1), f"repeats {repeats.reshape(-1).tolist()} has a negative value",
+                                repeats_info, 1, minus_one=0)
         if data.shape is None:
             return [TensorInfo(None, data.type)]
         rank = max(len(repeats), len(data.shape))

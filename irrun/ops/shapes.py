@@ -103,6 +103,17 @@ def negative_size(message: str, info, port: int) -> ShapeError:
     return ShapeError(message, rule="attr.range.spec" if info.literal else "attr.range", port=port)
 
 
+def sizes_as_read(values, message: str, info, port: int, minus_one=None) -> list:
+    """A size input's values as OpenVINO's inference takes them. A negative value computed by other layers is
+    refused (`negative_size`); one read from a Constant layer is a stricter-class error (`refuse`) and inference
+    goes on with -1 as `minus_one` (None: a dynamic dim) and a value below -1 as 0."""
+    values = [int(v) for v in values]
+    if min(values, default=0) >= 0:
+        return values
+    refuse(negative_size(message, info, port))
+    return [v if v >= 0 else minus_one if v == -1 else 0 for v in values]
+
+
 def reject_nf4(info, what: str, port: int) -> None:
     """nf4 is an "integral number" to OpenVINO's type checks (indices, axes, shapes): a stricter-class error."""
     if info.type.name == "nf4":
