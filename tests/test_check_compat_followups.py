@@ -183,3 +183,18 @@ def test_a_negative_size_read_from_a_const(case, tmp_path):
     assert bool(_openvino_errors(xml)) is refused
     assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
     assert irrun.check(xml).errors  # the stricter rule, or OpenVINO's
+
+
+def test_gathernd_u8_indices_are_inferred_on(tmp_path):
+    """GatherND-8 indices made u8: OpenVINO's reader takes any integer type; irrun's `.spec` error is a warning
+    in compatible mode and inference goes on (no OpenVINO-class type error after it)."""
+    data, indices = opset1.parameter([2, 5, 6], np.float32), opset1.parameter([3, 2], np.int64)
+    indices.set_friendly_name("indices")
+    xml = _save([opset8.gather_nd(data, indices, 0)], [data, indices], tmp_path / "model.xml")
+    text = xml.read_text()
+    pattern = r'(<layer id="\d+" name="indices" type="Parameter"[^>]*>\s*<data shape="3,2" element_type=")i64'
+    assert re.search(pattern, text)
+    xml.write_text(re.sub(pattern, r"\g<1>u8", text, count=1))
+    assert not reader_refuses(xml)
+    assert "port.type.spec" in {d.rule for d in irrun.check(xml).errors}
+    assert not irrun.check(xml, openvino_compatible=True).errors

@@ -65,7 +65,8 @@ class GatherND5(Op):
         data, indices = inputs
         if indices.type.is_integer and indices.type.name not in ("i32", "i64"):  # OpenVINO's reader takes it
             refuse(ShapeError(f"indices must be i32 or i64, got {indices.type}", rule="port.type.spec", port=1))
-        _require_index_type(indices, 1)
+        else:
+            _require_index_type(indices, 1)
         b = self.batch_dims
         if data.rank == 0 or indices.rank == 0:
             raise ShapeError("data and indices must have rank 1 or more", rule="port.rank",
