@@ -198,3 +198,28 @@ def test_gathernd_u8_indices_are_inferred_on(tmp_path):
     assert not reader_refuses(xml)
     assert "port.type.spec" in {d.rule for d in irrun.check(xml).errors}
     assert not irrun.check(xml, openvino_compatible=True).errors
+
+
+@pytest.mark.parametrize("value,refused", [(2, False), (-1, True), (-3, True)])
+def test_tile_repeats_partly_known_must_not_be_negative(value, refused, tmp_path):
+    """Tile(x, Concat(Gather(ShapeOf(y), 0), [k])): OpenVINO evaluates the repeats' bounds, which must not be
+    negative ("Value for partial shape evaluation can't be lower than zero"), even where the rest is unknown."""
+    x, y = opset1.parameter([3, 4], np.float32), opset1.parameter([-1, 5], np.float32)
+    repeats = opset1.concat([opset8.gather(opset3.shape_of(y), _i64([0]), _i64(0)), _i64([7])], 0)
+    xml = _save([opset1.tile(x, repeats)], [x, y], tmp_path / "model.xml")
+    _patch_int64s(xml, [7], [value])
+    assert reader_refuses(xml) is refused
+    assert ("attr.range" in _openvino_errors(xml)) is refused
+    assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
+
+
+@pytest.mark.parametrize("op_name", ["Squeeze", "Unsqueeze"])
+def test_boolean_axes_values_cannot_be_read(op_name, tmp_path):
+    """Squeeze/Unsqueeze read axes of any number type, but not the values of a boolean Const (OpenVINO:
+    "Element not supported")."""
+    x = opset1.parameter([2, 1, 3], np.float32)
+    make = opset1.squeeze if op_name == "Squeeze" else opset1.unsqueeze
+    xml = _save([make(x, _i64(1))], [x], tmp_path / "model.xml")
+    _edit_attribute(xml, 'element_type="i64"', 'element_type="boolean"')
+    assert reader_refuses(xml)
+    assert "port.type" in _openvino_errors(xml)

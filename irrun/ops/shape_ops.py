@@ -30,6 +30,9 @@ def int_values(info: TensorInfo, what: str, port: int, any_number: bool = False)
     reject_nf4(info, what, port)
     if not info.type.is_integer and not (any_number and info.type.storage is not None):
         raise ShapeError(f"{what} must be an integer tensor, got {info.type}", rule="port.type", port=port)
+    if any_number and info.type.name == "boolean" and info.value is not None:  # measured: Squeeze, Unsqueeze
+        raise ShapeError(f"OpenVINO cannot read the values of {what} of type boolean (Element not supported)",
+                         rule="port.type", port=port)
     if readable_value(info, what, port) is None:
         return None
     return np.asarray(info.value).astype(np.int64)
@@ -593,6 +596,10 @@ class Tile1(Op):
         if repeats_info.type.name == "boolean":  # OpenVINO's reader takes boolean repeats
             raise ShapeError("repeats must be an integer tensor, got boolean", rule="port.type.spec", port=1)
         repeats = int_values(repeats_info, "repeats", 1)
+        partial = repeats_info.partial or ()
+        if repeats is None and any(r is not None and r < 0 for r in partial):  # OpenVINO's bounds must be >= 0
+            raise ShapeError(f"repeats {['?' if r is None else r for r in partial]} has a negative value",
+                             rule="attr.range", port=1)
         if repeats is None:
             n = one_dim_length(repeats_info)
             if n is None or data.shape is None:
