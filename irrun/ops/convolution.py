@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, conv_implicit, conv_taps, conv_winograd, conv_winograd_2d, depthwise_gemm, depthwise_nhwc
+from . import conv_blocked, conv_implicit, conv_pointwise, conv_taps, conv_winograd, conv_winograd_2d, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
@@ -151,6 +151,10 @@ class _ForwardConv(_ConvBase):
         x, w = inputs
         spatial = x.ndim - 2
         _, groups = self.channels(in_infos[0], in_infos[1])
+        if self._pointwise_attributes():
+            result = conv_pointwise.product(x, w, groups, out_infos[0].type.storage)
+            if result is not None:
+                return [result]
         pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
         out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
                                           _auto_pad(self.auto_pad))
@@ -160,6 +164,12 @@ class _ForwardConv(_ConvBase):
         cache = self.prepared(inputs[1], w) if in_infos[1].value is not None and math.prod(w.shape[3:]) > 1 else None
         result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache)
         return [_to_type(result, out_infos[0].type.storage)]
+
+    def _pointwise_attributes(self) -> bool:
+        allowed = getattr(self, "_pointwise", None)
+        if allowed is None:
+            allowed = self._pointwise = conv_pointwise.attributes_allow(self)
+        return allowed
 
     def prepared(self, weights, kernel):
         """A cache for weights transformed by a fast path, kept while the layer's (constant) weights are the
