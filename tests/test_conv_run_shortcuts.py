@@ -1,7 +1,10 @@
-"""The pointwise shortcut of Convolution/GroupConvolution (irrun/ops/conv_pointwise.py): 1x1 layers with stride 1
-and no padding computed as their one product without conv_forward's geometry. It must give conv_forward's bits
-exactly (the same product) and leave every other layer to conv_forward; the outputs are checked against
-OpenVINO's CPU plugin too."""
+"""Shortcuts of Convolution/GroupConvolution's run, which must not change a bit:
+
+- pointwise layers (irrun/ops/conv_pointwise.py): 1x1 layers with stride 1 and no padding computed as their one
+  product without conv_forward's geometry. It must give conv_forward's bits exactly (the same product) and leave
+  every other layer to conv_forward; the outputs are checked against OpenVINO's CPU plugin too;
+- the geometry (output dims, pads, kernel offsets cut to those reaching the input) kept for the last input shape
+  while the weights are the same constant: a run with another shape in between computes it again."""
 from __future__ import annotations
 
 import numpy as np
@@ -73,3 +76,34 @@ def test_non_contiguous_input_and_weights():
     got = conv_pointwise.product(x, w, 1, np.dtype(np.float32))
     want = np.einsum("oc,nchw->nohw", w[:, :, 0, 0].astype(np.float64), x.astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def dynamic_spatial(text: str) -> str:
+    """The saved model with the 9x9 input (and the 9x5 output) made dynamic."""
+    for static in ("9", "5"):
+        text = text.replace(f"<dim>{static}</dim>", "<dim>-1</dim>")
+    return text.replace('shape="1,4,9,9"', 'shape="1,4,?,?"')
+
+
+@pytest.mark.parametrize("group", [False, True])
+def test_geometry_kept_per_input_shape(group, tmp_path):
+    """Input sizes alternate on one loaded model (dynamic spatial dims): each run equals a fresh model's run, bit
+    for bit, and the CPU plugin's values. Dilation 3 with pads 3 over a 2x2 map reads only the kernel's centre
+    (the other offsets are cut), over 9x9 all of them."""
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((4, 1, 1, 3, 3) if group else (4, 4, 3, 3)).astype(np.float32)
+    conv = opset1.group_convolution if group else opset1.convolution
+    attrs = dict(strides=[1, 2], pads_begin=[3, 3], pads_end=[3, 3], dilations=[3, 3])
+    first = rng.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    built = O.build(lambda p: conv(p["x"], O.constant(w), **attrs), {"x": first}, tmp_path,
+                    patch=dynamic_spatial)
+    model = irrun.load(str(built.xml))
+    assert model.inputs[0].shape == (1, 4, None, None)
+    for shape in ((1, 4, 9, 9), (1, 4, 2, 2), (1, 4, 9, 9), (1, 4, 5, 7)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        got = model.run({"x": x})
+        fresh = irrun.load(str(built.xml)).run({"x": x})
+        (name,) = got
+        assert np.array_equal(got[name], fresh[name]), shape
+        names, expected = O.run_cpu(built, [x])
+        O.assert_same(got, expected, names, atol=1e-5, context=str(shape))
