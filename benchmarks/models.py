@@ -38,6 +38,7 @@ import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import pathlib  # noqa: E402
 import platform  # noqa: E402
+import re  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -217,6 +218,27 @@ def weight_bytes(xml_path) -> int:
     return total
 
 
+def zoo_mismatch(got, want) -> str | None:
+    return next((f"output {i}: max |diff| {float(np.max(np.abs(g - w))):.1e}"
+                 for i, (g, w) in enumerate(zip(got, want))
+                 if g.shape != w.shape or not np.allclose(g, w, rtol=1e-3, atol=zoo_atol(w))), None)
+
+
+def stable_topk_outputs(core, xml, inputs) -> list:
+    """The CPU plugin's outputs for the model with stable="true" written into its TopK-11 layers.
+
+    TopK-11 stable=false leaves the order of tied values open; OpenVINO's reference kernel (and irrun) give
+    them in index order, which stable=true asks of the plugin, so this twin differs from the model only where
+    the plugin's own tie order does (tests/test_topk_ties.py). Random weights tie every class score of the
+    zoo's SSDlite."""
+    text = re.sub(r'(<layer\b[^>]*type="TopK"[^>]*>\s*<data\b[^>]*?)stable="false"', r'\1stable="true"',
+                  xml.read_text())
+    weights = ov.Tensor(np.fromfile(xml.with_suffix(".bin"), dtype=np.uint8))
+    compiled = core.compile_model(core.read_model(text, weights), "CPU", OV_CONFIG)
+    result = compiled(inputs)
+    return [np.array(result[o], copy=True) for o in compiled.outputs]
+
+
 def run_zoo_model(name, zoo, folder, args):
     import pickle
     import subprocess
@@ -248,10 +270,11 @@ def run_zoo_model(name, zoo, folder, args):
     timed = {"openvino": run_ov, "torch": run_torch}
     if status == "ok":
         got = list(np.load(folder / "irrun_out.npz").values())
-        mismatch = next((f"output {i}: max |diff| {float(np.max(np.abs(g - w))):.1e}"
-                         for i, (g, w) in enumerate(zip(got, ov_out))
-                         if g.shape != w.shape or not np.allclose(g, w, rtol=1e-3, atol=zoo_atol(w))), None)
-        if mismatch:
+        mismatch = zoo_mismatch(got, ov_out)
+        if mismatch and zoo_mismatch(got, stable_topk_outputs(core, xml, inputs)) is None:
+            row["note"] = ("irrun: matches OpenVINO with stable TopKs (the plugin's order of tied TopK-11 "
+                           f"stable=false values departs from the reference: docs/semantics.md; as exported: {mismatch})")
+        elif mismatch:
             row["note"] = f"irrun: MISMATCH vs OpenVINO ({mismatch})"
 
         def run_irrun(count):
