@@ -14,6 +14,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Float, Floats, Int, Ints, Type
 from .greedy_nms import box_bounds, greedy_nms
+from .nms_windowed import windowed_selection
 from .registry import Op, TensorInfo, ValueDependentOp, op
 from .shapes import require_rank, shape_str
 from .soft_nms import soft_nms
@@ -90,7 +91,12 @@ def _hard_nms(corners, scores, max_out, iou_threshold, score_threshold):
         return _pair_iou(ranked, areas, later, selected) >= iou_threshold
 
     bounds = box_bounds(x1, y1, x2, y2, iou_at_least=iou_threshold) if iou_threshold > 0 else None
-    selected = order[greedy_nms(len(order), suppresses, max_out, bounds)]
+    positions = None
+    if bounds is not None and max_out >= len(order):
+        positions = windowed_selection(ranked, areas, iou_threshold, bounds)
+    if positions is None:
+        positions = greedy_nms(len(order), suppresses, max_out, bounds)
+    selected = order[positions]
     return selected, scores[selected].astype(np.float32)
 
 

@@ -1,0 +1,73 @@
+"""NonMaxSuppression's hard selection over all candidates at once, when their sweep windows are short.
+
+greedy_nms takes candidates in blocks, finds the pairs whose bounds touch, gathers each pair's corners and
+computes its IoU. When every candidate touches few others in the order of one axis (SSD's tens of thousands of
+anchors, the classes of a batched NMS moved apart), it is cheaper to compute the IoU of each candidate with the
+next `width` ones in that order straight from strided windows of the sorted corners (no gathers, no pair list)
+and to keep only the pairs that suppress. The IoU is _pair_iou's f32 arithmetic on the same operands (min, max,
+products and the sum of the two areas do not depend on which box comes first), so the pairs, and the rounds
+that resolve them (greedy_nms.resolve_hits), select exactly what greedy_nms selects."""
+from __future__ import annotations
+
+import numpy as np
+
+from .greedy_nms import _reach, resolve_hits
+
+WINDOW_LIMIT = 1 << 22  # candidates x window width, at most: beyond, greedy_nms's blocks do less work
+ROWS_ELEMENTS = 1 << 19  # window entries computed at once (bounds the f32 temporaries)
+ROUNDS = 64  # resolve_hits rounds before deciding candidate by candidate (all candidates are resolved at once)
+
+_FILL = (np.inf, np.inf, -np.inf, -np.inf, 0.0)  # (y1, x1, y2, x2, area) past the end: no overlap, zero area
+
+
+def windowed_selection(ranked, areas, iou_threshold, bounds):
+    """Every position (best first) the greedy hard NMS selects with no limit, or None when the windows would
+    be too large. `ranked` = (y1, x1, y2, x2) f32 in rank order, `areas` their f32 areas, `bounds` box_bounds
+    for iou_threshold (finite), so that pairs outside them never reach it."""
+    count = len(areas)
+    if not all(np.isfinite(b).all() for b in bounds):
+        return None
+    width, order, _ = min((_reach(np.arange(count), bounds, axis) for axis in (0, 2)), key=lambda found: found[0])
+    if count * width > WINDOW_LIMIT:
+        return None
+    i, j = _suppressing_pairs(ranked, areas, iou_threshold, order, width)
+    return np.flatnonzero(resolve_hits(count, i, j, ROUNDS))
+
+
+def _suppressing_pairs(ranked, areas, iou_threshold, order, width):
+    """(i, j) rank positions, i < j, of every pair with IoU >= iou_threshold among boxes at most `width`
+    apart in `order`."""
+    if width <= 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    columns = [c[order] for c in (*ranked, areas)]
+    windows = [np.lib.stride_tricks.sliding_window_view(
+        np.concatenate([c[1:], np.full(width, fill, dtype=c.dtype)]), width) for c, fill in zip(columns, _FILL)]
+    found = []
+    step = max(1, ROWS_ELEMENTS // width)
+    for first in range(0, len(order), step):
+        rows = slice(first, first + step)
+        iou = _window_iou([c[rows, None] for c in columns], [w[rows] for w in windows])
+        p, k = np.nonzero(iou >= iou_threshold)
+        p += first
+        found.append((order[p], order[p + 1 + k]))
+    a = np.concatenate([f[0] for f in found])
+    b = np.concatenate([f[1] for f in found])
+    return np.minimum(a, b), np.maximum(a, b)
+
+
+def _window_iou(box, window):
+    """detection._pair_iou of each row's box with its window, in the same f32 operations."""
+    y1, x1, y2, x2, area = box
+    wy1, wx1, wy2, wx2, warea = window
+    height = np.minimum(y2, wy2)
+    height -= np.maximum(y1, wy1)
+    breadth = np.minimum(x2, wx2)
+    breadth -= np.maximum(x1, wx1)
+    inter = np.maximum(height, np.float32(0), out=height)
+    inter *= np.maximum(breadth, np.float32(0), out=breadth)
+    union = area + warea
+    union -= inter
+    with np.errstate(all="ignore"):
+        inter /= union
+    inter[(area <= 0) | (warea <= 0)] = 0
+    return inter
