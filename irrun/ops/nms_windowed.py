@@ -44,9 +44,10 @@ def _suppressing_pairs(ranked, areas, iou_threshold, order, width):
         np.concatenate([c[1:], np.full(width, fill, dtype=c.dtype)]), width) for c, fill in zip(columns, _FILL)]
     found = []
     step = max(1, ROWS_ELEMENTS // width)
+    empty_boxes = not (areas > 0).all()  # else only the windows' fill has no area, and its IoU is 0 anyway
     for first in range(0, len(order), step):
         rows = slice(first, first + step)
-        iou = _window_iou([c[rows, None] for c in columns], [w[rows] for w in windows])
+        iou = _window_iou([c[rows, None] for c in columns], [w[rows] for w in windows], empty_boxes)
         p, k = np.nonzero(iou >= iou_threshold)
         p += first
         found.append((order[p], order[p + 1 + k]))
@@ -55,8 +56,9 @@ def _suppressing_pairs(ranked, areas, iou_threshold, order, width):
     return np.minimum(a, b), np.maximum(a, b)
 
 
-def _window_iou(box, window):
-    """detection._pair_iou of each row's box with its window, in the same f32 operations."""
+def _window_iou(box, window, empty_boxes):
+    """detection._pair_iou of each row's box with its window, in the same f32 operations (`empty_boxes`:
+    whether some area is <= 0, whose IoUs are 0)."""
     y1, x1, y2, x2, area = box
     wy1, wx1, wy2, wx2, warea = window
     height = np.minimum(y2, wy2)
@@ -69,5 +71,6 @@ def _window_iou(box, window):
     union -= inter
     with np.errstate(all="ignore"):
         inter /= union
-    inter[(area <= 0) | (warea <= 0)] = 0
+    if empty_boxes:
+        inter[(area <= 0) | (warea <= 0)] = 0
     return inter
