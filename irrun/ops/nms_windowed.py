@@ -48,7 +48,7 @@ def _suppressing_pairs(ranked, areas, iou_threshold, order, width):
     for first in range(0, len(order), step):
         rows = slice(first, first + step)
         iou = _window_iou([c[rows, None] for c in columns], [w[rows] for w in windows], empty_boxes)
-        p, k = np.nonzero(iou >= iou_threshold)
+        p, k = np.divmod(np.flatnonzero(iou >= iou_threshold), width)  # faster than a 2-D nonzero
         p += first
         found.append((order[p], order[p + 1 + k]))
     a = np.concatenate([f[0] for f in found])
