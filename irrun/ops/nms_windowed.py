@@ -4,9 +4,9 @@ greedy_nms takes candidates in blocks, finds the pairs whose bounds touch, gathe
 computes its IoU. When every candidate touches few others in the order of one axis (SSD's tens of thousands of
 anchors, the classes of a batched NMS moved apart), it is cheaper to compute the IoU of each candidate with the
 next `width` ones in that order straight from strided windows of the sorted corners (no gathers, no pair list)
-and to keep only the pairs that suppress. The IoU is _pair_iou's f32 arithmetic on the same operands (min, max,
-products and the sum of the two areas do not depend on which box comes first), so the pairs, and the rounds
-that resolve them (greedy_nms.resolve_hits), select exactly what greedy_nms selects."""
+and to keep only the pairs that suppress. The IoU is box_iou, which NonMaxSuppression's pairwise test uses too
+(detection._pair_iou), so the pairs, and the rounds that resolve them (greedy_nms.resolve_hits), select exactly
+what greedy_nms selects."""
 from __future__ import annotations
 
 import numpy as np
@@ -47,7 +47,7 @@ def _suppressing_pairs(ranked, areas, iou_threshold, order, width):
     empty_boxes = not (areas > 0).all()  # else only the windows' fill has no area, and its IoU is 0 anyway
     for first in range(0, len(order), step):
         rows = slice(first, first + step)
-        iou = _window_iou([c[rows, None] for c in columns], [w[rows] for w in windows], empty_boxes)
+        iou = box_iou([c[rows, None] for c in columns], [w[rows] for w in windows], empty_boxes)
         p, k = np.divmod(np.flatnonzero(iou >= iou_threshold), width)  # faster than a 2-D nonzero
         p += first
         found.append((order[p], order[p + 1 + k]))
@@ -56,21 +56,22 @@ def _suppressing_pairs(ranked, areas, iou_threshold, order, width):
     return np.minimum(a, b), np.maximum(a, b)
 
 
-def _window_iou(box, window, empty_boxes):
-    """detection._pair_iou of each row's box with its window, in the same f32 operations (`empty_boxes`:
-    whether some area is <= 0, whose IoUs are 0)."""
+def box_iou(box, other, empty_boxes=True):
+    """IoU in f32 of boxes (y1, x1, y2, x2, area) with others, broadcast, as the CPU plugin computes it (0 where
+    an area is <= 0; `empty_boxes` False: the caller knows that none is). The same for either order of the
+    two (min, max, products and the sum of two areas do not depend on it)."""
     y1, x1, y2, x2, area = box
-    wy1, wx1, wy2, wx2, warea = window
-    height = np.minimum(y2, wy2)
-    height -= np.maximum(y1, wy1)
-    breadth = np.minimum(x2, wx2)
-    breadth -= np.maximum(x1, wx1)
+    other_y1, other_x1, other_y2, other_x2, other_area = other
+    height = np.minimum(y2, other_y2)
+    height -= np.maximum(y1, other_y1)
+    width = np.minimum(x2, other_x2)
+    width -= np.maximum(x1, other_x1)
     inter = np.maximum(height, np.float32(0), out=height)
-    inter *= np.maximum(breadth, np.float32(0), out=breadth)
-    union = area + warea
+    inter *= np.maximum(width, np.float32(0), out=width)
+    union = area + other_area
     union -= inter
     with np.errstate(all="ignore"):
         inter /= union
     if empty_boxes:
-        inter[(area <= 0) | (warea <= 0)] = 0
+        inter[(area <= 0) | (other_area <= 0)] = 0
     return inter
