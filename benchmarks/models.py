@@ -22,7 +22,10 @@ torchvision, timm and transformers networks with random weights) instead: irrun 
 subprocess (benchmarks/zoo_worker.py: numpy and irrun only, so its peak RSS is irrun's, reported against the size of the weights as irrun holds
 them, f32), OpenVINO and torch in this one; times are CPU time (time.process_time; on a shared
 machine, waiting for a core is not counted), medians of --repeat runs taken in turns as above.
-The table adds the medians of irrun/torch and irrun/OpenVINO over the models irrun ran.
+The table adds the medians of irrun/torch and irrun/OpenVINO over the models irrun ran. irrun's outputs are
+compared with the plugin's; when they differ, again with the plugin running the model with stable="true" in its
+TopK-11 layers (the reference kernel's order of tied values, which the plugin's stable=false order departs from:
+docs/semantics.md, "Reductions, TopK"), and the note says which comparison passed.
 
 When irrun cannot load or run a model (an op it does not implement yet, say), its row says
 "irrun: unsupported (...)", listing every op of the IR irrun's registry lacks, and the
