@@ -14,7 +14,7 @@ import numpy as np
 from .greedy_nms import _reach, resolve_hits
 
 WINDOW_LIMIT = 1 << 22  # candidates x window width, at most: beyond, greedy_nms's blocks do less work
-ROWS_ELEMENTS = 1 << 19  # window entries computed at once (bounds the f32 temporaries)
+ROWS_ELEMENTS = 1 << 16  # window entries computed at once: f32 temporaries that stay in the L2 cache (measured)
 ROUNDS = 64  # resolve_hits rounds before deciding candidate by candidate (all candidates are resolved at once)
 
 _FILL = (np.inf, np.inf, -np.inf, -np.inf, 0.0)  # (y1, x1, y2, x2, area) past the end: no overlap, zero area
