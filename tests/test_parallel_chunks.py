@@ -33,11 +33,10 @@ def cluster():
         yield local.scheduler_address
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def dying_cluster():
-    """A cluster of its own for the tests whose workers die, so the shared one keeps both its workers (the dying
-    tests share this one: its nannies restart the workers they lose). Its scheduler retries a task once (read
-    when the scheduler starts): every death costs a restart."""
+    """A cluster of its own for a test whose workers die, so the shared one keeps both its workers. Its scheduler
+    retries a task once (read when the scheduler starts): every death costs a restart."""
     import dask
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), \
@@ -86,17 +85,12 @@ POOLING = Path(__file__).parents[1] / "models" / "pooling_mix" / "model.xml"
 VALUES = list(range(2, 42))  # chunks of 5: (2, ..., 6) first, and die_on's worker dies on 3
 
 
-ON_THE_DYING_CLUSTER = pytest.mark.xdist_group("test_parallel_chunks-dying-cluster")
-
-
-@ON_THE_DYING_CLUSTER
 def test_a_worker_dying_in_a_chunk_reports_only_its_item(dying_cluster, tasks_by_value):
     results = map_ordered(parallel_tasks.die_on, [(value, None) for value in VALUES], dask=dying_cluster)
     assert [r for v, r in zip(VALUES, results) if v != 3] == [v * 10 for v in VALUES if v != 3]
     assert isinstance(results[1], TaskFailed) and "KilledWorker" in results[1].message
 
 
-@ON_THE_DYING_CLUSTER
 def test_a_chunk_whose_worker_died_once_is_retried(dying_cluster, tasks_by_value, tmp_path):
     items = [(value, str(tmp_path / "marker")) for value in VALUES]
     assert map_ordered(parallel_tasks.die_on, items, dask=dying_cluster) == [value * 10 for value in VALUES]
