@@ -9,14 +9,23 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def pytest_configure(config):
+    """Bytecode: cached where it is not (PYTHONDONTWRITEBYTECODE), and compiled once for the xdist workers."""
+    if hasattr(config, "workerinput"):
+        return
+    _cache_bytecode_in_private_folder()
+    if config.getoption("numprocesses", None) and not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        _compile_for_the_workers()
+
+
+def _cache_bytecode_in_private_folder():
     """Where PYTHONDONTWRITEBYTECODE is set (it is on our machines), every xdist worker and every subprocess the
     tests start (process pools, Dask workers, the CLI) compiled irrun and the rewritten test modules anew: a
     second or more of CPU each. Test processes cache bytecode instead, outside the source tree, in a folder of
     pytest's own private temporary root (pytest-of-<user>, made 0700 as pytest makes it, and used only when it
     is ours and no one else can write to it)."""
-    if hasattr(config, "workerinput") or not os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
         return
-    if os.environ.get("PYTHONPYCACHEPREFIX") or not hasattr(os, "getuid"):
+    if not hasattr(os, "getuid"):
         return
     import getpass
     import stat
@@ -32,6 +41,24 @@ def pytest_configure(config):
         os.environ["PYTHONPYCACHEPREFIX"] = str(private / "bytecode")
 
 
+def _compile_for_the_workers():
+    """On a fresh checkout every xdist worker compiled irrun, tools/ and the test helpers at once, each for
+    itself (2 s of CPU a worker): compiled here once, before the workers start, they find the bytecode written.
+    The test modules are left to pytest, which compiles them as it rewrites their asserts."""
+    import compileall
+    import re
+
+    root = Path(__file__).parents[1]
+    saved = sys.pycache_prefix
+    sys.pycache_prefix = os.environ.get("PYTHONPYCACHEPREFIX") or saved  # where the workers will look
+    try:
+        for folder in ("irrun", "tools"):
+            compileall.compile_dir(root / folder, quiet=2)
+        compileall.compile_dir(Path(__file__).parent, maxlevels=0, quiet=2, rx=re.compile(r"(test_|conftest)[^/]*$"))
+    finally:
+        sys.pycache_prefix = saved
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config):
     """`-n auto`: one worker more than the cores this process may use. A good part of the suite waits (Dask
@@ -43,8 +70,13 @@ def pytest_xdist_auto_num_workers(config):
 
 # Tests that take seconds of CPU each (measured with --durations), started first so that none of them is left
 # running alone on one worker at the end of a parallel run.
+# The Dask tests that wait the longest (workers dying and restarted, a host and its workers stopped) go first too:
+# at the end of a run they left the cores idle.
 STARTED_FIRST = ("test_hostile.py::test_fuzzed", "test_hostile.py::test_long_chain", "test_weights_release.py",
-                 "test_compare_against_openvino_on_every_model[torch_", "test_precision.py::test_precision_report")
+                 "test_compare_against_openvino_on_every_model[torch_", "test_precision.py::test_precision_report",
+                 "test_parallel_chunks.py::test_a_worker_dying", "test_parallel_chunks.py::test_a_chunk_whose_worker",
+                 "test_parallel.py::test_dask_keeps_order", "test_parallel.py::test_parallel_checks_equal_serial",
+                 "test_dask_local.py::test_a_killed_client", "test_dask_local.py::test_ctrl_c")
 
 
 def pytest_collection_modifyitems(items):

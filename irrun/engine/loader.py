@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import layers, names
+from ..ir.model import IRDocument
 from ..ir.weights import RELEASE_BYTES, WeightsFile
 from ..ir.xml import read_xml
 from ..ops import TensorInfo
@@ -24,7 +25,11 @@ from .runtime import Model, TensorDesc
 
 def load(path, max_memory: int | None = None) -> Model:
     """Read, resolve and check a model so that it is ready to run."""
-    doc = read_xml(path)
+    return load_document(read_xml(path), max_memory)
+
+
+def load_document(doc: IRDocument, max_memory: int | None = None) -> Model:
+    """`load` of a model.xml already read (read_xml): the fuzzer checks and loads each case from one reading."""
     budget = Budget(max_memory)
     context = Context(file=doc.xml_path, weights=WeightsFile(doc.bin_path), budget=budget, bodies=BODIES)
     graph = build_graph(doc, context)

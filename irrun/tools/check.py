@@ -130,6 +130,13 @@ def _check(path: str) -> Report:
         if exc.rule not in ("file.xml.encoding", "file.xml.attribute"):
             return Report(path, None, [_from_error(exc)])
         unreadable, doc = [_from_error(exc)], read_xml(path, repair=True)  # as OpenVINO reads it
+    return check_document(doc, unreadable, path)
+
+
+def check_document(doc: IRDocument, unreadable=(), path: str | None = None) -> Report:
+    """`check` of a model.xml already read (read_xml); `unreadable`: the diagnostics of its reading; `path`: the
+    file as the report names it (default: as read)."""
+    path = doc.xml_path if path is None else path
     checker = _Checker(doc)
     checker.diagnostics += unreadable
     try:
