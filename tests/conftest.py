@@ -39,6 +39,9 @@ def _cache_bytecode_in_private_folder():
     if stat.S_ISDIR(status.st_mode) and status.st_uid == os.getuid() and not status.st_mode & 0o022:
         os.environ.pop("PYTHONDONTWRITEBYTECODE")
         os.environ["PYTHONPYCACHEPREFIX"] = str(private / "bytecode")
+        from bytecode_seed import seed
+
+        seed(private / "bytecode", Path(__file__).parents[1])
 
 
 def _compile_for_the_workers():
