@@ -1,0 +1,52 @@
+"""Load-time layout of constant MatMul weights: a weight read only as input 1 of MatMuls with transpose_b
+(a Linear layer's (N, K) weight) is kept with its K axis outermost in memory (Fortran order): the same values,
+shape and dtype, so every reader sees the same tensor, but the product then hands OpenBLAS a row-major K x N
+operand instead of a transposed one, which its single-thread GEMM runs 5-10% faster on transformer shapes
+(M = 49-200 rows) and up to 1.7x faster for 2-8 rows (benchmarks/transformer_kernels.py). The result bits are
+the same either way for products of two or more rows (OpenBLAS's GEMM, measured, tests/test_weight_layout.py);
+a one-row product (a matrix-vector product) would change in its last bits, so a weight is relaid only when
+every reader's data has a static shape of at least two rows."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+MIN_BYTES = 1 << 16  # smaller weights: the layout makes no measurable difference
+
+
+def weights_by_column(graph, infos: dict, budget) -> None:
+    """Replace, in `infos`, each such weight computed at load by its Fortran-ordered copy (one weight at a time,
+    the C-ordered one then freed; a weight whose copy would not fit the memory budget keeps its layout)."""
+    readers: dict[tuple[str, int], list] = {}
+    for layer_id in graph.order:
+        node = graph.nodes[layer_id]
+        for port, source in enumerate(node.inputs):
+            readers.setdefault(source, []).append((node, port))
+    for source, reading in readers.items():
+        info = infos.get(source)
+        value = None if info is None else info.value
+        if not (isinstance(value, np.ndarray) and _relayable(value, budget) and all(
+                _weight_of_rows(node, port, infos) for node, port in reading)):
+            continue
+        relaid = np.asfortranarray(value)
+        relaid.flags.writeable = False
+        infos[source] = dataclasses.replace(info, value=relaid)
+
+
+def _relayable(value: np.ndarray, budget) -> bool:
+    # only arrays computed at load (an f16 weight's Convert, say): a Const read from the weights file stays a view
+    # of the file, which the loader releases from memory as it goes
+    return (value.ndim == 2 and value.dtype in (np.float32, np.float64) and value.flags.c_contiguous
+            and value.flags.owndata and MIN_BYTES <= value.nbytes <= budget.limit - budget.live and min(value.shape) > 1)
+
+
+def _weight_of_rows(node, port: int, infos: dict) -> bool:
+    """Input `port` of `node` is the transposed weight of a MatMul whose data has a static shape of 2+ rows."""
+    if node.ref.type != "MatMul" or port != 1 or not node.op.transpose_b or node.inputs[0] not in infos:
+        return False
+    shape = infos[node.inputs[0]].shape
+    if shape is None or len(shape) < 2 or any(not isinstance(d, int) for d in shape):
+        return False
+    rows = shape[-1] if node.op.transpose_a else int(np.prod(shape[:-1]))
+    return rows >= 2
