@@ -3,9 +3,10 @@
 shape and dtype, so every reader sees the same tensor, but the product then hands OpenBLAS a row-major K x N
 operand instead of a transposed one, which its single-thread GEMM runs 5-10% faster on transformer shapes
 (M = 49-200 rows) and up to 1.7x faster for 2-8 rows (benchmarks/transformer_kernels.py). The result bits are
-the same either way for products of two or more rows (OpenBLAS's GEMM, measured, tests/test_weight_layout.py);
-a one-row product (a matrix-vector product) would change in its last bits, so a weight is relaid only when
-every reader's data has a static shape of at least two rows."""
+the same either way for OpenBLAS's blocked GEMM (measured, tests/test_weight_layout.py); its small-matrix kernels
+(rows x N x K up to 100^3, separate kernels per operand layout) and matrix-vector products would change in their
+last bits, so a weight is relaid only when every reader's data has a static shape that makes each of its
+matrix products larger than that."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,6 +14,7 @@ import dataclasses
 import numpy as np
 
 MIN_BYTES = 1 << 16  # smaller weights: the layout makes no measurable difference
+SMALL_PRODUCT = 100 ** 3  # rows x N x K up to which OpenBLAS (0.3.x, x86-64) runs its small-matrix kernels
 
 
 def weights_by_column(graph, infos: dict, budget) -> None:
@@ -27,7 +29,7 @@ def weights_by_column(graph, infos: dict, budget) -> None:
         info = infos.get(source)
         value = None if info is None else info.value
         if not (isinstance(value, np.ndarray) and _relayable(value, budget) and all(
-                _weight_of_rows(node, port, infos) for node, port in reading)):
+                _weight_of_rows(node, port, infos, value.shape) for node, port in reading)):
             continue
         relaid = np.asfortranarray(value)
         relaid.flags.writeable = False
@@ -41,12 +43,13 @@ def _relayable(value: np.ndarray, budget) -> bool:
             and value.flags.owndata and MIN_BYTES <= value.nbytes <= budget.limit - budget.live and min(value.shape) > 1)
 
 
-def _weight_of_rows(node, port: int, infos: dict) -> bool:
-    """Input `port` of `node` is the transposed weight of a MatMul whose data has a static shape of 2+ rows."""
+def _weight_of_rows(node, port: int, infos: dict, weight_shape) -> bool:
+    """Input `port` of `node` is the transposed weight of a MatMul whose data has a static shape giving products
+    (of one matrix of a batch, as when the data is not contiguous) past OpenBLAS's small-matrix kernels."""
     if node.ref.type != "MatMul" or port != 1 or not node.op.transpose_b or node.inputs[0] not in infos:
         return False
     shape = infos[node.inputs[0]].shape
     if shape is None or len(shape) < 2 or any(not isinstance(d, int) for d in shape):
         return False
-    rows = shape[-1] if node.op.transpose_a else int(np.prod(shape[:-1]))
-    return rows >= 2
+    rows = shape[-1] if node.op.transpose_a else shape[-2]
+    return rows >= 2 and rows * weight_shape[0] * weight_shape[1] > SMALL_PRODUCT
