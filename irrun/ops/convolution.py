@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, conv_implicit, conv_taps, conv_winograd, conv_winograd_2d, depthwise_gemm, depthwise_nhwc
+from . import conv_blocked, conv_implicit, conv_pointwise, conv_taps, conv_winograd, conv_winograd_2d, depthwise_gemm, depthwise_nhwc
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
@@ -149,17 +149,40 @@ class _ForwardConv(_ConvBase):
 
     def run(self, inputs, in_infos, out_infos):
         x, w = inputs
-        spatial = x.ndim - 2
         _, groups = self.channels(in_infos[0], in_infos[1])
-        pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
-        out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
-                                          _auto_pad(self.auto_pad))
-        w = w.reshape(groups, -1, *w.shape[-spatial - 1:])
-        w, begins = conv_taps.crop_to_input(w, x.shape[2:], self.strides, self.dilations, begins, out)
+        if self._pointwise_attributes():
+            result = conv_pointwise.product(x, w, groups, out_infos[0].type.storage)
+            if result is not None:
+                return [result]
+        out, begins, w = self._geometry(x, w, groups)
         # constant weights only; no 1x1 kernel transforms its weights
         cache = self.prepared(inputs[1], w) if in_infos[1].value is not None and math.prod(w.shape[3:]) > 1 else None
         result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache)
         return [_to_type(result, out_infos[0].type.storage)]
+
+    def _geometry(self, x, w, groups):
+        """(output dims, pads before each axis, w as [G, Og, Cg, *K] cut to the kernel offsets that reach the
+        input), from shapes and attributes alone: kept for the last input shape while the weights are the same
+        read-only (constant) array."""
+        kept = getattr(self, "_kept_geometry", None)
+        if kept is not None and kept[0] == x.shape and kept[1] is w:
+            return kept[2]
+        spatial = x.ndim - 2
+        pb, pe = self.pads_begin or (0,) * spatial, self.pads_end or (0,) * spatial
+        out, begins, _ = forward_geometry(x.shape[2:], w.shape[-spatial:], self.strides, self.dilations, pb, pe,
+                                          _auto_pad(self.auto_pad))
+        kernel = w.reshape(groups, -1, *w.shape[-spatial - 1:])
+        kernel, begins = conv_taps.crop_to_input(kernel, x.shape[2:], self.strides, self.dilations, begins, out)
+        geometry = tuple(out), tuple(begins), kernel
+        if not w.flags.writeable:
+            self._kept_geometry = (x.shape, w, geometry)
+        return geometry
+
+    def _pointwise_attributes(self) -> bool:
+        allowed = getattr(self, "_pointwise", None)
+        if allowed is None:
+            allowed = self._pointwise = conv_pointwise.attributes_allow(self)
+        return allowed
 
     def prepared(self, weights, kernel):
         """A cache for weights transformed by a fast path, kept while the layer's (constant) weights are the

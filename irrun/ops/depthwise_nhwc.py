@@ -47,7 +47,7 @@ def depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve
     itemsize = view.itemsize
     reserve((math.prod(needed) + math.prod(out)) * n * channels * itemsize, "channels-last depthwise buffers")
     padded = _padded_channels_last(x, begins, needed, view.dtype)
-    weights = np.ascontiguousarray(np.moveaxis(w[:, 0, 0], 0, -1))  # [*K, C]
+    weights = np.ascontiguousarray(w[:, 0, 0].transpose(*range(1, spatial + 1), 0))  # [*K, C]
     pitch = padded.strides
     windows = as_strided(padded, (n, *out, *kernel, channels),
                          (pitch[0], *(s * p for s, p in zip(strides, pitch[1:-1])),
@@ -55,7 +55,7 @@ def depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve
     result = np.empty((n, *out, channels), view.dtype)
     o, k = _OUT_AXES[:spatial], _KERNEL_AXES[:spatial]
     np.einsum(f"n{o}{k}c,{k}c->n{o}c", windows, weights, out=result)
-    view[:, :, 0] = np.moveaxis(result, -1, 1)
+    view[:, :, 0] = result.transpose(0, spatial + 1, *range(1, spatial + 1))  # (transpose: no axis checks)
     return view
 
 
@@ -70,5 +70,5 @@ def _padded_channels_last(x, begins, needed, dtype):
             return padded
         src.append(slice(lo, hi))
         dst.append(slice(lo + b, hi + b))
-    padded[(slice(None), *dst)] = np.moveaxis(x[(slice(None), slice(None), *src)], 1, -1)
+    padded[(slice(None), *dst)] = x[(slice(None), slice(None), *src)].transpose(0, *range(2, x.ndim), 1)
     return padded

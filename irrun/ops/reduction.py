@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Int, Type
+from .reduce_rows import trailing_sums
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, readable_value, reject_nf4, shape_str
 
@@ -96,7 +97,8 @@ class _Reduce(Op):
 @op("ReduceSum", 1)
 class ReduceSum1(_Reduce):
     def reduce(self, x, axes):
-        return np.sum(x, axis=axes, dtype=x.dtype)
+        rows = trailing_sums(x, axes)
+        return np.sum(x, axis=axes, dtype=x.dtype) if rows is None else rows
 
 
 @op("ReduceProd", 1)
@@ -109,7 +111,9 @@ class ReduceProd1(_Reduce):
 class ReduceMean1(_Reduce):
     def reduce(self, x, axes):
         count = int(np.prod([x.shape[a] for a in axes]))
-        total = np.sum(x, axis=axes, dtype=x.dtype)
+        total = trailing_sums(x, axes)
+        if total is None:
+            total = np.sum(x, axis=axes, dtype=x.dtype)
         if count == 0:
             return np.zeros_like(total)
         if x.dtype.kind == "f":
