@@ -55,6 +55,7 @@ def plain_model(xml, monkeypatch):
     ((3, 20, 512), 129, 512, np.float32, False),
     ((2, 40, 300), 160, 300, np.float64, False),
     ((1, 300, 30), 160, 300, np.float32, True),
+    ((1, None, 512), 1000, 512, np.float32, False),  # tokens not known at load (run with 5)
 ])
 def test_relaid_weight_gives_the_same_bits(tmp_path, monkeypatch, data_shape, n, k, dtype, transpose_a):
     xml, data, weight = linear_model(tmp_path, data_shape, n, k, dtype, transpose_a)
@@ -73,7 +74,8 @@ def test_relaid_weight_gives_the_same_bits(tmp_path, monkeypatch, data_shape, n,
 @pytest.mark.parametrize("data_shape, also_added", [
     ((1, 300), False),        # one row: a matrix-vector product, whose bits the layout would change
     ((16, 300), False),       # 16 x 200 x 300: OpenBLAS's small-matrix kernels, likewise
-    ((None, 300), False),     # rows not known at load
+    ((None, 300), False),     # rows not known at load on 2-D data (a classifier head over a dynamic batch)
+    ((1, None, 300), True),   # rows not known on 3-D data, but the weight is also read by an Add
     ((4, 300), True),         # the weight has a reader other than a MatMul's transposed input
 ])
 def test_weights_that_keep_their_layout(tmp_path, data_shape, also_added):

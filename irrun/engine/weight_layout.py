@@ -4,9 +4,12 @@ shape and dtype, so every reader sees the same tensor, but the product then hand
 operand instead of a transposed one, which its single-thread GEMM runs 5-10% faster on transformer shapes
 (M = 49-200 rows) and up to 1.7x faster for 2-8 rows (benchmarks/transformer_kernels.py). The result bits are
 the same either way for OpenBLAS's blocked GEMM (measured, tests/test_weight_layout.py); its small-matrix kernels
-(rows x N x K up to 100^3, separate kernels per operand layout) and matrix-vector products would change in their
-last bits, so a weight is relaid only when every reader's data has a static shape that makes each of its
-matrix products larger than that."""
+(rows x N x K up to 100^3, separate kernels per operand layout) and matrix-vector products sum in another order
+on the other layout. So a weight keeps its layout (and the bits) where a reader's rows (the data's second-last
+dim) are known and make a product that small, or are not known on 2-D data (a classifier head over a dynamic
+batch, mostly one row). Rows not known on data of rank 3 or more (a transformer's tokens) are relaid: the
+products stay bit-identical when large, small ones (one-token steps, say) may differ in their last bits
+(docs/semantics.md)."""
 from __future__ import annotations
 
 import dataclasses
@@ -44,12 +47,14 @@ def _relayable(value: np.ndarray, budget) -> bool:
 
 
 def _weight_of_rows(node, port: int, infos: dict, weight_shape) -> bool:
-    """Input `port` of `node` is the transposed weight of a MatMul whose data has a static shape giving products
+    """Input `port` of `node` is the transposed weight of a MatMul whose data's shape is dynamic or gives products
     (of one matrix of a batch, as when the data is not contiguous) past OpenBLAS's small-matrix kernels."""
     if node.ref.type != "MatMul" or port != 1 or not node.op.transpose_b or node.inputs[0] not in infos:
         return False
     shape = infos[node.inputs[0]].shape
-    if shape is None or len(shape) < 2 or any(not isinstance(d, int) for d in shape):
-        return False
+    if shape is None or len(shape) < 2:
+        return shape is None
     rows = shape[-1] if node.op.transpose_a else shape[-2]
+    if not isinstance(rows, int):
+        return len(shape) > 2
     return rows >= 2 and rows * weight_shape[0] * weight_shape[1] > SMALL_PRODUCT
