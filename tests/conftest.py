@@ -127,3 +127,11 @@ def pytest_sessionfinish(session, exitstatus):
     if lingering:
         sys.stderr.write("processes left behind by the tests:\n  " + "\n  ".join(lingering) + "\n")
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadgroup":
+        from xdist_crash_safe import CrashSafeLoadGroupScheduling
+
+        return CrashSafeLoadGroupScheduling(config, log)

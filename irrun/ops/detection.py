@@ -14,6 +14,7 @@ from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Float, Floats, Int, Ints, Type
 from .greedy_nms import box_bounds, greedy_nms
+from .nms_windowed import box_iou, windowed_selection
 from .registry import Op, TensorInfo, ValueDependentOp, op
 from .shapes import require_rank, shape_str
 from .soft_nms import soft_nms
@@ -63,19 +64,7 @@ def _iou(corners, i, others):
 def _pair_iou(corners, areas, a, b):
     """_iou of boxes a[k] and b[k] for every k, given every box's area: the same f32 operations, fewer passes."""
     y1, x1, y2, x2 = corners
-    area_a, area_b = areas[a], areas[b]
-    height = np.minimum(y2[a], y2[b])
-    height -= np.maximum(y1[a], y1[b])
-    width = np.minimum(x2[a], x2[b])
-    width -= np.maximum(x1[a], x1[b])
-    inter = np.maximum(height, np.float32(0), out=height)
-    inter *= np.maximum(width, np.float32(0), out=width)
-    union = area_a + area_b
-    union -= inter
-    with np.errstate(all="ignore"):
-        inter /= union
-    inter[(area_a <= 0) | (area_b <= 0)] = 0
-    return inter
+    return box_iou((y1[a], x1[a], y2[a], x2[a], areas[a]), (y1[b], x1[b], y2[b], x2[b], areas[b]))
 
 
 def _hard_nms(corners, scores, max_out, iou_threshold, score_threshold):
@@ -90,7 +79,12 @@ def _hard_nms(corners, scores, max_out, iou_threshold, score_threshold):
         return _pair_iou(ranked, areas, later, selected) >= iou_threshold
 
     bounds = box_bounds(x1, y1, x2, y2, iou_at_least=iou_threshold) if iou_threshold > 0 else None
-    selected = order[greedy_nms(len(order), suppresses, max_out, bounds)]
+    positions = None
+    if bounds is not None and max_out >= len(order):
+        positions = windowed_selection(ranked, areas, iou_threshold, bounds)
+    if positions is None:
+        positions = greedy_nms(len(order), suppresses, max_out, bounds)
+    selected = order[positions]
     return selected, scores[selected].astype(np.float32)
 
 

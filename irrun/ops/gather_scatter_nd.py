@@ -95,7 +95,9 @@ class GatherND5(Op):
         flat = flat_coordinates(indices, lead).reshape(batch, math.prod(indices.shape[b:-1]))
         rows = data.reshape(batch * math.prod(lead), math.prod(rest))
         # one take over every batch's rows (a take is an order of magnitude faster than fancy indexing here)
-        out = np.take(rows, (flat + np.arange(batch)[:, None] * math.prod(lead)).reshape(-1), axis=0) if rows.size \
+        if batch > 1:
+            flat = flat + np.arange(batch)[:, None] * math.prod(lead)
+        out = np.take(rows, flat.reshape(-1), axis=0) if rows.size \
             else np.zeros((batch, flat.shape[1], math.prod(rest)), dtype=data.dtype)
         return [out.reshape(out_infos[0].shape)]
 

@@ -179,11 +179,15 @@ def _resolve(candidates, pairs, suppresses):
     candidate; past ROUNDS the rest is decided candidate by candidate."""
     i, j = pairs
     hit = suppresses(candidates[i], candidates[j])
-    i, j = i[hit], j[hit]
-    n = len(candidates)
+    return resolve_hits(len(candidates), i[hit], j[hit])
+
+
+def resolve_hits(n, i, j, rounds=ROUNDS):
+    """_resolve's rounds on n candidates (best first) given every suppression among them: i[k] < j[k] and the
+    k-th pair suppresses (i[k] suppresses j[k] when i[k] is kept). Which candidates are kept."""
     decided = np.zeros(n, dtype=bool)
     kept = np.zeros(n, dtype=bool)
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         threatened = np.zeros(n, dtype=bool)
         threatened[j] = True
         new = ~(decided | threatened)

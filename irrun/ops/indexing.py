@@ -39,16 +39,21 @@ def gather_kernel(data, indices, axis, batch_dims):
     out_shape = data.shape[:axis] + idx_shape + data.shape[axis + 1:]
     if math.prod(out_shape) == 0:
         return np.zeros(out_shape, dtype=data.dtype)
+    if batch_dims == 0 and -a <= int(indices.min()) and int(indices.max()) < a:
+        # every index in range: np.take counts negative ones from the end as OpenVINO does
+        if indices.ndim == 1 and i == a and np.array_equal(indices, np.arange(a)):
+            return data  # every element in order (an LLM's beam_idx of one beam): nothing to copy
+        if axis == 0:
+            return np.take(data, indices, axis=0)
+        # along a later axis, indexing copies a few elements per row several times faster than take
+        leading = (slice(None),) * axis
+        return data[leading + (int(indices),)].copy() if indices.ndim == 0 else data[leading + (indices,)]
     idx = indices.reshape(b, i).astype(np.int64)
     idx = np.where(idx < 0, idx + a, idx)
     valid = (idx >= 0) & (idx < a)
     safe = np.where(valid, idx, 0)
     if a == 0:
         return np.zeros(out_shape, dtype=data.dtype)
-    if batch_dims == 0 and valid.all():
-        if indices.ndim == 1 and i == a and np.array_equal(safe[0], np.arange(a)):
-            return data  # every element in order (an LLM's beam_idx of one beam): nothing to copy
-        return np.take(data, safe.reshape(idx_shape), axis=axis)
     d = data.reshape(b, o, a, n)
     out = d[np.arange(b)[:, None, None], np.arange(o)[None, :, None], safe[:, None, :]]
     if not valid.all():

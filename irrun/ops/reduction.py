@@ -237,15 +237,16 @@ class TopK11(TopK1):
 def topk(x, k, axis, largest, sort):
     """The k best along `axis`, ties (==, so -0.0 and 0.0 tie) going to the lower index. sort=value orders by
     value then index, sort=index by index; sort=none (left to std::nth_element by OpenVINO) gives value order."""
-    moved = np.moveaxis(x, axis, -1)
+    last = axis == x.ndim - 1
+    moved = x if last else np.moveaxis(x, axis, -1)
     n = moved.shape[-1]
     if moved.size == n and 0 < 4 * k <= n and not (moved.dtype.kind == "f" and np.isnan(moved).any()):
         # one row, few of many: only the values at least as good as the k-th best need sorting
         row = moved.reshape(n)
         at = n - k if largest else k - 1
         kth = np.partition(row, at)[at]
-        better = np.flatnonzero(row > kth if largest else row < kth)
-        tied = np.flatnonzero(row == kth)[:k - len(better)]  # after the better ones, by index
+        better = (row > kth if largest else row < kth).nonzero()[0]
+        tied = (row == kth).nonzero()[0][:k - len(better)]  # after the better ones, by index
         if len(better):
             tied = np.concatenate([better[_stable_order(row[better], largest)], tied])
         chosen = tied.reshape(moved.shape[:-1] + (k,))
@@ -253,7 +254,9 @@ def topk(x, k, axis, largest, sort):
         chosen = _stable_order(moved, largest)[..., :k]
     if sort == "index":
         chosen = np.sort(chosen, axis=-1)
-    values = np.take_along_axis(moved, chosen, axis=-1)
+    values = moved[chosen] if moved.ndim == 1 else np.take_along_axis(moved, chosen, axis=-1)
+    if last:
+        return values, chosen
     return np.moveaxis(values, -1, axis), np.moveaxis(chosen, -1, axis)
 
 

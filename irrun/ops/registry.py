@@ -33,7 +33,7 @@ class TensorInfo:
 
     @property
     def is_static(self) -> bool:
-        return self.shape is not None and all(d is not None for d in self.shape)
+        return self.shape is not None and None not in self.shape
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Int, Type
-from .registry import Op, TensorInfo, op
+from .registry import Op, TensorInfo, ValueDependentOp, op
 from .shape_ops import int_values, merge_dim, normalize_axis
 from .shapes import shape_str
 
@@ -240,9 +240,10 @@ class OneHot1(Op):
 # ---------------------------------------------------------------- NonZero
 
 @op("NonZero", 3)
-class NonZero3(Op):
+class NonZero3(ValueDependentOp):
     """Indices of the non-zero elements (NaN counts, -0.0 does not) as [rank, count], row-major order.
-    A scalar gives [1, count] (count 0 or 1) with index 0, as the CPU plugin does."""
+    A scalar gives [1, count] (count 0 or 1) with index 0, as the CPU plugin does. Computed once, by `infer`
+    (at run time it is handed the input's values)."""
 
     output_type = Type("i32", "i64", default=ELEMENT_TYPES["i64"])
 
@@ -261,7 +262,3 @@ class NonZero3(Op):
             return np.zeros((1, int(bool(x != 0))), dtype=self.output_type.storage)
         mask = x != 0
         return np.array(np.nonzero(mask), dtype=self.output_type.storage).reshape(x.ndim, -1)
-
-    def run(self, inputs, in_infos, out_infos):
-        (x,) = inputs
-        return [self._nonzero(x)]
