@@ -5,8 +5,9 @@ Run by hand (never part of the test suite); needs torch:
     python benchmarks/transformer_kernels.py [--rounds 8]
 
 GEMM: activations (M x K) times a Linear weight stored (N x K), as the IR's MatMul with transpose_b holds it:
-NumPy on the transposed view (what irrun's MatMul runs), NumPy on a contiguous K x N copy, and
-torch.nn.functional.linear; GFLOPS from CPU time, medians of rounds taken in turns.
+NumPy on the transposed view, NumPy on a contiguous K x N copy (what irrun's MatMul runs on a weight computed
+at load: irrun/engine/weight_layout.py keeps it in Fortran order), and torch.nn.functional.linear; GFLOPS
+from CPU time, medians of rounds taken in turns.
 GELU: irrun's float32 erf GELU (ops/fastmath.py) vs torch's, in ns per element, on N(0, sigma)
 data (sigma 0.3: every |x| < 1 as in the ConvNeXt models; 0.6: about 10% |x| >= 1 as in ViT and BERT).
 """

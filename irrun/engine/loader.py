@@ -20,6 +20,7 @@ from .bodies import BodyRunner
 from .decompression import Decompression
 from .folding import WideValues
 from .graph import Graph, build_graph
+from .weight_layout import weights_by_column
 from .runtime import Model, TensorDesc
 
 
@@ -51,6 +52,7 @@ def bind(graph: Graph, budget: Budget, weights: WeightsFile | None = None, param
     decompression = Decompression(graph)
     with np.errstate(all="ignore"):
         infos = infer_and_fold(graph, budget, weights, decompression, consumers, infer)
+    weights_by_column(graph, infos, budget)
     for layer_id, unused in unused_outputs(graph, consumers).items():
         graph.nodes[layer_id].op.unused_outputs = unused
     for problem in variable_problems(graph, infos):

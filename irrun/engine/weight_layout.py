@@ -1,0 +1,60 @@
+"""Load-time layout of constant MatMul weights: a weight read only as input 1 of MatMuls with transpose_b
+(a Linear layer's (N, K) weight) is kept with its K axis outermost in memory (Fortran order): the same values,
+shape and dtype, so every reader sees the same tensor, but the product then hands OpenBLAS a row-major K x N
+operand instead of a transposed one, which its single-thread GEMM runs 5-10% faster on transformer shapes
+(M = 49-200 rows) and up to 1.7x faster for 2-8 rows (benchmarks/transformer_kernels.py). The result bits are
+the same either way for OpenBLAS's blocked GEMM (measured, tests/test_weight_layout.py); its small-matrix kernels
+(rows x N x K up to 100^3, separate kernels per operand layout) and matrix-vector products sum in another order
+on the other layout. So a weight keeps its layout (and the bits) where a reader's rows (the data's second-last
+dim) are known and make a product that small, or are not known on 2-D data (a classifier head over a dynamic
+batch, mostly one row). Rows not known on data of rank 3 or more (a transformer's tokens) are relaid: the
+products stay bit-identical when large, small ones (one-token steps, say) may differ in their last bits
+(docs/semantics.md)."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+MIN_BYTES = 1 << 16  # smaller weights: the layout makes no measurable difference
+SMALL_PRODUCT = 100 ** 3  # rows x N x K up to which OpenBLAS (0.3.x, x86-64) runs its small-matrix kernels
+
+
+def weights_by_column(graph, infos: dict, budget) -> None:
+    """Replace, in `infos`, each such weight computed at load by its Fortran-ordered copy (one weight at a time,
+    the C-ordered one then freed; a weight whose copy would not fit the memory budget keeps its layout)."""
+    readers: dict[tuple[str, int], list] = {}
+    for layer_id in graph.order:
+        node = graph.nodes[layer_id]
+        for port, source in enumerate(node.inputs):
+            readers.setdefault(source, []).append((node, port))
+    for source, reading in readers.items():
+        info = infos.get(source)
+        value = None if info is None else info.value
+        if not (isinstance(value, np.ndarray) and _relayable(value, budget) and all(
+                _weight_of_rows(node, port, infos, value.shape) for node, port in reading)):
+            continue
+        relaid = np.asfortranarray(value)
+        relaid.flags.writeable = False
+        infos[source] = dataclasses.replace(info, value=relaid)
+
+
+def _relayable(value: np.ndarray, budget) -> bool:
+    # only arrays computed at load (an f16 weight's Convert, say): a Const read from the weights file stays a view
+    # of the file, which the loader releases from memory as it goes
+    return (value.ndim == 2 and value.dtype in (np.float32, np.float64) and value.flags.c_contiguous
+            and value.flags.owndata and MIN_BYTES <= value.nbytes <= budget.limit - budget.live and min(value.shape) > 1)
+
+
+def _weight_of_rows(node, port: int, infos: dict, weight_shape) -> bool:
+    """Input `port` of `node` is the transposed weight of a MatMul whose data's shape is dynamic or gives products
+    (of one matrix of a batch, as when the data is not contiguous) past OpenBLAS's small-matrix kernels."""
+    if node.ref.type != "MatMul" or port != 1 or not node.op.transpose_b or node.inputs[0] not in infos:
+        return False
+    shape = infos[node.inputs[0]].shape
+    if shape is None or len(shape) < 2:
+        return shape is None
+    rows = shape[-1] if node.op.transpose_a else shape[-2]
+    if not isinstance(rows, int):
+        return len(shape) > 2
+    return rows >= 2 and rows * weight_shape[0] * weight_shape[1] > SMALL_PRODUCT
