@@ -68,3 +68,20 @@ def test_a_worker_that_finished_its_tests_reports_no_crash():
                 finish(scheduler, only, test)
     assert set(only.sent) == set(TESTS)
     assert scheduler.remove_node(only) is None
+
+
+def test_two_crashes_while_a_replacement_is_still_collecting():
+    first, second = Worker("gw0"), Worker("gw1")
+    scheduler = scheduler_running(first, second)
+    crashed = {scheduler.remove_node(first)}
+    collecting = Worker("gw2")
+    scheduler.add_node(collecting)
+    crashed.add(scheduler.remove_node(second))
+    scheduler.add_node_collection(collecting, TESTS)
+    scheduler.schedule()
+    for _ in range(len(TESTS)):
+        for test in list(collecting.sent):
+            if scheduler.assigned_work[collecting].get(scheduler._split_scope(test), {}).get(test) is False:
+                finish(scheduler, collecting, test)
+    assert set(collecting.sent) | crashed == set(TESTS) and not crashed & set(collecting.sent)
+    assert not scheduler.has_pending and collecting.shutting_down

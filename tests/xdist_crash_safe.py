@@ -2,7 +2,8 @@
 plugin, as it does under some ONEDNN_MAX_CPU_ISA caps). xdist 3.8's scope schedulers put the crashed test back
 in the queue with the rest of the dead worker's tests: it is run again and crashes again, and the run either
 loses tests or waits forever with every worker idle. Here the crashed test is reported failed once (xdist's own
-report) and only the dead worker's unfinished tests go back to the queue."""
+report) and only the dead worker's unfinished tests go back to the queue; a replacement worker gets tests once it
+has collected them (xdist offered it work before, and the controller stopped on a KeyError)."""
 from __future__ import annotations
 
 from xdist.scheduler import LoadGroupScheduling
@@ -20,3 +21,7 @@ class CrashSafeLoadGroupScheduling(LoadGroupScheduling):
         for other in self.assigned_work:
             self._reschedule(other)
         return crashed
+
+    def _reschedule(self, node) -> None:
+        if node in self.registered_collections:
+            super()._reschedule(node)
