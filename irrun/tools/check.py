@@ -27,6 +27,7 @@ from ..ops.shapes import numel, parse_dim, shape_str
 from ..ops.state import WARNING_RULES as STATE_WARNINGS
 from ..ops.state import variable_problems
 from ..ops.stricter import collected
+from .dynamic_types import DynamicTypes
 from .rule_classes import CLASS_NAMES, STRICTER, relaxed, rule_class
 
 ERROR, WARNING = "error", "warning"
@@ -302,6 +303,7 @@ class _Checker:
 
     def infer(self, graph: Graph) -> None:
         infos: dict[tuple[str, int], TensorInfo] = {}
+        dynamic = DynamicTypes()
         for layer_id in _order_all(graph):
             node = graph.nodes[layer_id]
             in_infos = []
@@ -317,6 +319,8 @@ class _Checker:
             if _is_state_op(node):
                 in_infos = [self.refined(source, info) for source, info in zip(node.inputs, in_infos)]
             outputs = self.infer_node(node, in_infos)
+            for problem in dynamic.visit(node, in_infos):
+                self.report(self._locate(problem, node))
             if outputs is not None:
                 declared = len(node.layer.outputs)
                 if declared and declared != len(outputs):
