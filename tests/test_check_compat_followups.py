@@ -8,7 +8,8 @@ import re
 import numpy as np
 import openvino as ov
 import pytest
-from openvino import opset1, opset3, opset8
+from openvino import opset1, opset3, opset4, opset6, opset8
+from openvino.op.util import Variable, VariableInfo
 
 import irrun
 from oracle import reader_refuses
@@ -223,3 +224,165 @@ def test_boolean_axes_values_cannot_be_read(op_name, tmp_path):
     _edit_attribute(xml, 'element_type="i64"', 'element_type="boolean"')
     assert reader_refuses(xml)
     assert "port.type" in _openvino_errors(xml)
+
+
+# Values of a dynamic type (docs/rules.md). x [2,3] f32 through Convert(x, f32) named "dyn", edited to a Convert to
+# dynamic (or one without destination_type, the mutant of seed 38), then `use`; its result initialises a
+# ReadValue-6 of the type and shape `use` had before the edit. OpenVINO carries the dynamic type through ops whose
+# output type is their input's and merges it with any other type; a ReadValue-6 of a concrete type refuses it.
+def _var(shape, element):
+    info = VariableInfo()
+    info.data_shape, info.data_type, info.variable_id = shape, element, "state"
+    return Variable(info)
+
+
+DYNAMIC_USES = {
+    "directly": (lambda d, f: d, True),
+    "Broadcast": (lambda d, f: opset3.broadcast(d, _i64([4, 2, 3])), True),
+    "Gather of it": (lambda d, f: opset8.gather(d, _i64([1]), _i64(0)), True),
+    "Add of two": (lambda d, f: opset1.add(d, d), True),
+    "Add with f32": (lambda d, f: opset1.add(d, f), False),
+    "Concat with f32": (lambda d, f: opset1.concat([d, f], 0), False),
+    "MatMul with f32": (lambda d, f: opset1.matmul(d, f, False, True), False),
+    "ShapeOf": (lambda d, f: opset3.shape_of(d), False),
+    "Convert": (lambda d, f: opset1.convert(d, "f16"), False),
+}
+
+
+def _dynamic_state_model(use, tmp_path, variable_type=None):
+    x, f = opset1.parameter([2, 3], np.float32), opset1.parameter([2, 3], np.float32)
+    dyn = opset1.convert(x, "f32")
+    dyn.set_friendly_name("dyn")
+    init = use(dyn, f).output(0)
+    variable = _var(init.get_partial_shape(), variable_type or init.get_element_type())
+    state = opset6.read_value(init, variable)
+    model = ov.Model([state.output(0)], [opset6.assign(state, variable)], [x, f])
+    ov.save_model(model, str(tmp_path / "model.xml"), compress_to_fp16=False)
+    return tmp_path / "model.xml"
+
+
+def _edit_dyn_convert(xml, new):
+    pattern = r'(<layer id="\d+" name="dyn" type="Convert" version="opset1">\s*<data) destination_type="f32"'
+    assert re.search(pattern, xml.read_text())
+    xml.write_text(re.sub(pattern, rf"\g<1>{new}", xml.read_text(), count=1))
+
+
+@pytest.mark.parametrize("edit", [' destination_type="dynamic"', ""])
+@pytest.mark.parametrize("use", DYNAMIC_USES)
+def test_a_variable_init_of_dynamic_type(use, edit, tmp_path):
+    make, refused = DYNAMIC_USES[use]
+    xml = _dynamic_state_model(make, tmp_path)
+    assert not reader_refuses(xml) and not irrun.check(xml).errors
+    _edit_dyn_convert(xml, edit)
+    assert reader_refuses(xml) is refused
+    assert ("variable.type" in _openvino_errors(xml)) is refused
+    assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
+    assert "attr.value.spec" in {d.rule for d in irrun.check(xml).errors}  # default mode: the stricter rule
+
+
+def test_a_variable_of_dynamic_type_takes_an_init_of_dynamic_type(tmp_path):
+    xml = _dynamic_state_model(DYNAMIC_USES["Broadcast"][0], tmp_path, ov.Type.dynamic)
+    _edit_dyn_convert(xml, ' destination_type="dynamic"')
+    assert not reader_refuses(xml)
+    assert not irrun.check(xml, openvino_compatible=True).errors
+
+
+def test_a_parameter_of_dynamic_type_initialising_a_variable(tmp_path):
+    x = opset1.parameter([2, 3], np.float32)
+    x.set_friendly_name("x")
+    state = opset6.read_value(x, _var(ov.PartialShape([2, 3]), ov.Type.f32))
+    xml = _save([state], [x], tmp_path / "model.xml")
+    _edit_attribute(xml, 'element_type="f32"', 'element_type="dynamic"')
+    assert reader_refuses(xml)
+    assert "variable.type" in _openvino_errors(xml)
+
+
+# A Const K (i64) made element_type="dynamic" (the mutant of seed 38: Unsqueeze axes): OpenVINO cannot read its
+# values ("Element not supported", or an uninitialised tensor through ops it folds to get them); a Const whose
+# value nothing reads is fine.
+def _f32(shape=(2, 3)):
+    return opset1.parameter(list(shape), np.float32)
+
+
+def _k(value):
+    const = _i64(value)
+    const.set_friendly_name("K")
+    return const
+
+
+def _parameters(node) -> list:
+    """The Parameters `node` depends on."""
+    found, seen, waiting = [], set(), [node]
+    while waiting:
+        op = waiting.pop()
+        if op.get_friendly_name() in seen:
+            continue
+        seen.add(op.get_friendly_name())
+        found += [op] if op.get_type_name() == "Parameter" else []
+        waiting += [port.get_source_output().get_node() for port in op.inputs()]
+    return found
+
+
+DYNAMIC_CONSTS = {
+    "Unsqueeze axes": (lambda: opset1.unsqueeze(_f32(), _k([0])), True),
+    "Squeeze axes": (lambda: opset1.squeeze(_f32((1, 3)), _k([0])), True),
+    "Reshape target": (lambda: opset1.reshape(_f32(), _k([3, 2]), False), True),
+    "Transpose order": (lambda: opset1.transpose(_f32(), _k([1, 0])), True),
+    "Gather axis": (lambda: opset8.gather(_f32(), _i64([0]), _k(0)), True),
+    "Tile repeats": (lambda: opset1.tile(_f32(), _k([2, 1])), True),
+    "ReduceSum axes": (lambda: opset1.reduce_sum(_f32(), _k([0])), True),
+    "Range stop": (lambda: opset4.range(_i64(0), _k(5), _i64(1), "i64"), True),
+    "Convert then Unsqueeze axes": (lambda: opset1.unsqueeze(_f32(), opset1.convert(_k([0]), "i32")), True),
+    "Concat then Reshape target": (lambda: opset1.reshape(_f32(), opset1.concat([_k([3]), _i64([2])], 0), False),
+                                   True),
+    "Gather indices": (lambda: opset8.gather(_f32(), _k([0]), _i64(0)), False),
+    "Unsqueeze data": (lambda: opset1.unsqueeze(_k([1, 2]), _i64([0])), False),
+    "Add with a Parameter then Unsqueeze axes": (lambda: opset1.unsqueeze(_f32(), opset1.add(
+        _k([0]), opset1.parameter([1], np.int64))), False),
+    "ShapeOf then Reshape target": (lambda: opset1.reshape(_f32((6,)), opset3.shape_of(_k([[1, 2, 3], [4, 5, 6]])),
+                                                           False), False),
+    "a Result": (lambda: _k([1, 2]), False),
+}
+
+
+@pytest.mark.parametrize("case", DYNAMIC_CONSTS)
+def test_the_values_of_a_const_of_dynamic_type(case, tmp_path):
+    make, refused = DYNAMIC_CONSTS[case]
+    node = make()
+    xml = _save([node], _parameters(node), tmp_path / "model.xml")
+    pattern = r'(<layer id="\d+" name="K" type="Const" version="opset1">\s*<data element_type=")i64'
+    assert re.search(pattern, xml.read_text())
+    xml.write_text(re.sub(pattern, r"\g<1>dynamic", xml.read_text(), count=1))
+    assert reader_refuses(xml) is refused
+    assert ("const.type" in _openvino_errors(xml)) is refused
+    assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
+    assert "const.type.spec" in {d.rule for d in irrun.check(xml).errors}  # default mode: the stricter rule
+
+
+def test_mutant_seed_38_convert_without_destination_type_initialising_a_variable(tmp_path):
+    """m38_00166 (llama_f16): a decompression Convert of an f16 scalar Const lost destination_type; it is
+    broadcast to [?,2,0,8] and initialises a ReadValue-6 of f32 [?,2,?,8]."""
+    batch = opset1.parameter([-1, 5], np.float32)
+    dyn = opset1.convert(opset1.constant(np.float16(0)), "f32")
+    dyn.set_friendly_name("dyn")
+    target = opset1.concat([opset8.gather(opset3.shape_of(batch), _i64([0]), _i64(0)), _i64([2, 0, 8])], 0)
+    variable = _var(ov.PartialShape([-1, 2, -1, 8]), ov.Type.f32)
+    state = opset6.read_value(opset3.broadcast(dyn, target), variable)
+    model = ov.Model([state.output(0)], [opset6.assign(state, variable)], [batch])
+    xml = tmp_path / "model.xml"
+    ov.save_model(model, str(xml), compress_to_fp16=False)
+    _edit_dyn_convert(xml, "")
+    assert reader_refuses(xml)
+    assert _openvino_errors(xml) == {"variable.type"}
+    assert [d.rule for d in irrun.check(xml, openvino_compatible=True).errors] == ["variable.type"]
+
+
+def test_mutant_seed_38_scalar_unsqueeze_axis_of_dynamic_type(tmp_path):
+    """m38_00569 (opt_int4_asym): Unsqueeze of an i64 [?,1,?] tensor by a scalar Const axis whose element_type
+    became dynamic."""
+    data = opset1.parameter([-1, 1, -1], np.int64)
+    xml = _save([opset1.unsqueeze(data, _k(1))], [data], tmp_path / "model.xml")
+    _edit_attribute(xml, 'element_type="i64" shape=""', 'element_type="dynamic" shape=""')
+    assert reader_refuses(xml)
+    assert _openvino_errors(xml) == {"const.type"}
+    assert [d.rule for d in irrun.check(xml, openvino_compatible=True).errors] == ["const.type"]
