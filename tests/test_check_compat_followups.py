@@ -359,6 +359,22 @@ def test_the_values_of_a_const_of_dynamic_type(case, tmp_path):
     assert "const.type.spec" in {d.rule for d in irrun.check(xml).errors}  # default mode: the stricter rule
 
 
+@pytest.mark.parametrize("constant", [True, False])
+def test_the_value_of_a_convert_to_dynamic(constant, tmp_path):
+    """Unsqueeze axes Convert(axes, i64) made a Convert to dynamic: OpenVINO folds a Const's Convert to get the
+    axes and cannot ("Tensor was not initialized"); a Parameter's it does not try to fold."""
+    x, p = opset1.parameter([2, 3], np.float32), opset1.parameter([], np.int64)
+    axes = opset1.convert(_i64(0) if constant else p, "i64")
+    axes.set_friendly_name("dyn")
+    xml = _save([opset1.unsqueeze(x, axes)], [x] if constant else [x, p], tmp_path / "model.xml")
+    pattern = r'(<layer id="\d+" name="dyn" type="Convert" version="opset1">\s*<data destination_type=")i64'
+    assert re.search(pattern, xml.read_text())
+    xml.write_text(re.sub(pattern, r"\g<1>dynamic", xml.read_text(), count=1))
+    assert reader_refuses(xml) is constant
+    assert ("const.type" in _openvino_errors(xml)) is constant
+    assert bool(irrun.check(xml, openvino_compatible=True).errors) is constant
+
+
 def test_mutant_seed_38_convert_without_destination_type_initialising_a_variable(tmp_path):
     """m38_00166 (llama_f16): a decompression Convert of an f16 scalar Const lost destination_type; it is
     broadcast to [?,2,0,8] and initialises a ReadValue-6 of f32 [?,2,?,8]."""

@@ -7,8 +7,9 @@ and refuses it in two places only (measured with openvino 2026.4.1, tests/test_c
 
 - a ReadValue-6 whose variable_type is not dynamic, given such an init ("The type specified in the Variable has
   to extend (relax) the type inferred from the initializing subgraph"); an Assign of it is read;
-- the value of a Const of type dynamic, read by shape inference directly (Unsqueeze axes, Reshape target, ...)
-  or through ops OpenVINO folds to get it (a Convert, a Concat with other constants): "Element not supported".
+- the value of a Const of type dynamic (or of a constant converted to dynamic), read by shape inference directly
+  (Unsqueeze axes, Reshape target, ...) or through ops OpenVINO folds to get it (a Convert, a Concat with other
+  constants): "Element not supported" or "Tensor was not initialized".
   Where nothing reads the value (a Gather's indices, an Add with a Parameter) the file is read.
 
 `DynamicTypes.visit`, called for every layer in inference order, follows both kinds of outputs and returns
@@ -67,6 +68,10 @@ class DynamicTypes:
             if node.ref.type == "Constant":
                 self.unread[(node.id, 0)] = node.id
                 self.const_shapes[(node.id, 0)] = tuple(op.shape)  # its port may declare none
+            elif node.ref.type == "Convert" and in_infos and in_infos[0] is not None and (
+                    in_infos[0].value is not None or node.inputs[0] in self.unread):
+                self.unread[(node.id, 0)] = self.unread.get(node.inputs[0], node.id)  # OpenVINO would fold it
+                self.const_shapes[(node.id, 0)] = self.const_shapes.get(node.inputs[0], in_infos[0].shape)
             return []
         if any(info is None for info in in_infos):
             return []
@@ -108,8 +113,8 @@ class DynamicTypes:
             without[i] = info
             if _inferred(node.op, valued) != _inferred(node.op, without):
                 const = self.unread[node.inputs[i]]
-                return [ShapeError(f"reads the value of input {i}, computed from Const layer {const} of element "
-                                   f"type dynamic, which OpenVINO cannot read (\"Element not supported\")",
+                return [ShapeError(f"reads the value of input {i}, computed from layer {const} of element type "
+                                   f"dynamic, which OpenVINO cannot compute (\"Element not supported\")",
                                    rule="const.type", port=i)]
         if node.op.foldable and node.ref.type != "ShapeOf" and all(
                 i in unread or info.value is not None for i, info in enumerate(in_infos)):
