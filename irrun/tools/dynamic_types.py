@@ -22,9 +22,11 @@ import numpy as np
 from ..errors import IRError, ShapeError
 from ..ir.types import ElementType, element_type
 from ..ops.registry import TensorInfo
+from ..ops.shapes import numel
 from ..ops.stricter import collected
 
 DYNAMIC = "dynamic"
+VALUE_LIMIT = 1 << 16  # elements: shape inference reads small values; a larger one is not tried
 
 
 def _other_type(t: ElementType) -> ElementType:
@@ -52,9 +54,9 @@ def _inferred(op, in_infos):
 class DynamicTypes:
     def __init__(self):
         self.typed: set[tuple[str, int]] = set()   # outputs of type dynamic in OpenVINO
-        # values OpenVINO would compute from a Const of type dynamic: the Const's layer id of each
+        # values OpenVINO cannot compute (from a Const of type dynamic): the id of the layer each comes from
         self.unread: dict[tuple[str, int], str] = {}
-        self.const_shapes: dict[tuple[str, int], tuple] = {}
+        self.const_shapes: dict[tuple[str, int], tuple] = {}  # the shapes of those, where the checker may not know it
 
     def visit(self, node, in_infos) -> list[IRError]:
         """Follow `node`, given its inputs' infos as the checker has them; returns what OpenVINO refuses there."""
@@ -105,7 +107,7 @@ class DynamicTypes:
         for i in unread:
             info = in_infos[i]
             info = TensorInfo(self.const_shapes.get(node.inputs[i], info.shape), info.type)
-            if not info.is_static or info.type.storage is None:
+            if not info.is_static or info.type.storage is None or numel(info.shape) > VALUE_LIMIT:
                 continue
             valued = list(in_infos)
             valued[i] = TensorInfo(info.shape, info.type, np.zeros(info.shape, info.type.storage))
