@@ -466,7 +466,8 @@ def _streamable(weight: CompressedWeight) -> bool:
             before = infos[node.inputs[0]]
             if before.shape[0] != n or info.shape[0] != n:
                 return False
-    return True
+    looked_up = chain.layers[:chain.layers.index(chain.reshape)] if chain.reshape else chain.layers
+    return all(tuple(infos[(layer_id, 0)].shape) == tuple(weight.codes_shape) for layer_id in looked_up)
 
 
 def fold_chain(weight: CompressedWeight, budget) -> np.ndarray:

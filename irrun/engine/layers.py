@@ -68,13 +68,17 @@ def fold(node: Node, in_infos, out_infos, budget, path) -> list[np.ndarray]:
         node.op.unused_outputs = saved
 
 
+ARRAYS = (np.ndarray, np.generic)  # a kernel may give a 0-d result as a NumPy scalar
+
+
 def check_outputs(node: Node, outputs, out_infos, path) -> None:
     """What a kernel returned agrees with inference (outputs nothing reads may be None)."""
     for index, (array, info) in enumerate(zip(outputs, out_infos)):
         if array is None and index in node.op.unused_outputs:
             continue
-        if array is None or array.shape != tuple(info.shape) or array.dtype != info.type.storage:
-            got = "missing" if array is None else f"{array.dtype}{list(array.shape)}"
+        if not isinstance(array, ARRAYS) or array.shape != tuple(info.shape) or array.dtype != info.type.storage:
+            got = f"{array.dtype}{list(array.shape)}" if isinstance(array, ARRAYS) else \
+                "missing" if array is None else type(array).__name__
             raise ExecutionError(
                 f"internal error: output {index} is {got}, inference said "
                 f"{info.type.storage}{shape_str(info.shape)}", file=path, layer=node.ref)

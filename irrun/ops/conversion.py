@@ -81,6 +81,10 @@ class Convert(Op):
             raise ShapeError("conversion to dynamic cannot be computed", rule="attr.value.spec")
         if self.destination_type.storage is None:
             raise ShapeError(f"conversion to {self.destination_type} is not supported", rule="attr.value")
+        if "string" in (data.type.name, self.destination_type.name) and data.type != self.destination_type:
+            # OpenVINO reads it; neither its reference kernel nor the CPU plugin converts to or from strings
+            raise ShapeError(f"conversion from {data.type} to {self.destination_type} cannot be computed",
+                             rule="attr.value.spec")
         return [TensorInfo(data.shape, self.destination_type)]
 
     def run(self, inputs, in_infos, out_infos):
