@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from .ctrl_c import KeptInterrupt
 from .tasks import ParallelError
 
 # Seconds a scheduler may have no worker while tasks wait. A nanny restarts a worker in seconds, but on a loaded
@@ -18,8 +19,12 @@ class Finishing:
     them on a thread that would outlive the client, and a process with other threads cannot fork a host.)"""
 
     def __init__(self, distributed, client, address: str):
-        self._client, self._address = client, address
+        self._client, self._address, self._ctrl_c = client, address, KeptInterrupt()
+        self._ctrl_c.start()
         self._futures = distributed.as_completed(loop=client.loop)
+
+    def close(self) -> None:
+        self._ctrl_c.stop()
 
     def watch(self, future) -> None:
         self._futures.add(future)
@@ -29,6 +34,7 @@ class Finishing:
         worker for NO_WORKERS_TIMEOUT seconds meanwhile."""
         without_workers_since, next_check = None, time.monotonic() + CHECK_INTERVAL
         while not self._futures.has_ready():
+            self._ctrl_c.check()
             time.sleep(POLL_INTERVAL)
             now = time.monotonic()
             if now < next_check:
@@ -43,4 +49,5 @@ class Finishing:
                 raise ParallelError(f"the Dask scheduler at {self._address} has had no workers for "
                                     f"{NO_WORKERS_TIMEOUT:g} s (they died and were not restarted, or none "
                                     f"connected): {self._futures.count()} tasks could not run")
+        self._ctrl_c.check()
         return self._futures.next_batch(block=False)

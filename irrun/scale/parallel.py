@@ -279,6 +279,7 @@ def _run_on_dask(distributed, client, task, items, notify, address: str) -> list
                     index = suspects.popleft()
                     submit(range(index, index + 1), True)
     finally:
+        finishing.close()
         if in_flight:
             client.cancel(list(in_flight))
     return results
