@@ -29,11 +29,15 @@ def _openvino_errors(xml) -> set[str]:
     return {d.rule for d in irrun.check(xml, openvino_compatible=True).errors if rule_class(d.rule).kind == OPENVINO}
 
 
-def _edit_parameter_shape(xml, name, shape):
+def _edit(xml, pattern: str, replacement: str) -> None:
+    """Substitute the first match of `pattern` (it must match) in the saved IR."""
     text = xml.read_text()
-    pattern = rf'(<layer id="\d+" name="{name}" type="Parameter"[^>]*>\s*<data shape=")[^"]*'
     assert re.search(pattern, text)
-    xml.write_text(re.sub(pattern, rf"\g<1>{shape}", text, count=1))
+    xml.write_text(re.sub(pattern, replacement, text, count=1))
+
+
+def _edit_parameter_shape(xml, name, shape):
+    _edit(xml, rf'(<layer id="\d+" name="{name}" type="Parameter"[^>]*>\s*<data shape=")[^"]*', rf"\g<1>{shape}")
 
 
 # Broadcast-3 (numpy) of d [4] to a target of one value computed from x [?,5]; d then becomes rank 3. OpenVINO
@@ -192,10 +196,8 @@ def test_gathernd_u8_indices_are_inferred_on(tmp_path):
     data, indices = opset1.parameter([2, 5, 6], np.float32), opset1.parameter([3, 2], np.int64)
     indices.set_friendly_name("indices")
     xml = _save([opset8.gather_nd(data, indices, 0)], [data, indices], tmp_path / "model.xml")
-    text = xml.read_text()
-    pattern = r'(<layer id="\d+" name="indices" type="Parameter"[^>]*>\s*<data shape="3,2" element_type=")i64'
-    assert re.search(pattern, text)
-    xml.write_text(re.sub(pattern, r"\g<1>u8", text, count=1))
+    _edit(xml, r'(<layer id="\d+" name="indices" type="Parameter"[^>]*>\s*<data shape="3,2" element_type=")i64',
+          r"\g<1>u8")
     assert not reader_refuses(xml)
     assert "port.type.spec" in {d.rule for d in irrun.check(xml).errors}
     assert not irrun.check(xml, openvino_compatible=True).errors
@@ -262,9 +264,8 @@ def _dynamic_state_model(use, tmp_path, variable_type=None):
 
 
 def _edit_dyn_convert(xml, new):
-    pattern = r'(<layer id="\d+" name="dyn" type="Convert" version="opset1">\s*<data) destination_type="f32"'
-    assert re.search(pattern, xml.read_text())
-    xml.write_text(re.sub(pattern, rf"\g<1>{new}", xml.read_text(), count=1))
+    _edit(xml, r'(<layer id="\d+" name="dyn" type="Convert" version="opset1">\s*<data) destination_type="f32"',
+          rf"\g<1>{new}")
 
 
 @pytest.mark.parametrize("edit", [' destination_type="dynamic"', ""])
@@ -345,14 +346,18 @@ DYNAMIC_CONSTS = {
 }
 
 
+def _make_dynamic(xml, name: str, layer_type: str, attribute: str) -> None:
+    """Rewrite the i64 `attribute` of layer `name` in the saved IR to dynamic."""
+    _edit(xml, rf'(<layer id="\d+" name="{name}" type="{layer_type}" version="opset1">\s*<data {attribute}=")i64',
+          r"\g<1>dynamic")
+
+
 @pytest.mark.parametrize("case", DYNAMIC_CONSTS)
 def test_the_values_of_a_const_of_dynamic_type(case, tmp_path):
     make, refused = DYNAMIC_CONSTS[case]
     node = make()
     xml = _save([node], _parameters(node), tmp_path / "model.xml")
-    pattern = r'(<layer id="\d+" name="K" type="Const" version="opset1">\s*<data element_type=")i64'
-    assert re.search(pattern, xml.read_text())
-    xml.write_text(re.sub(pattern, r"\g<1>dynamic", xml.read_text(), count=1))
+    _make_dynamic(xml, "K", "Const", "element_type")
     assert reader_refuses(xml) is refused
     assert ("const.type" in _openvino_errors(xml)) is refused
     assert bool(irrun.check(xml, openvino_compatible=True).errors) is refused
@@ -367,9 +372,7 @@ def test_the_value_of_a_convert_to_dynamic(constant, tmp_path):
     axes = opset1.convert(_i64(0) if constant else p, "i64")
     axes.set_friendly_name("dyn")
     xml = _save([opset1.unsqueeze(x, axes)], [x] if constant else [x, p], tmp_path / "model.xml")
-    pattern = r'(<layer id="\d+" name="dyn" type="Convert" version="opset1">\s*<data destination_type=")i64'
-    assert re.search(pattern, xml.read_text())
-    xml.write_text(re.sub(pattern, r"\g<1>dynamic", xml.read_text(), count=1))
+    _make_dynamic(xml, "dyn", "Convert", "destination_type")
     assert reader_refuses(xml) is constant
     assert ("const.type" in _openvino_errors(xml)) is constant
     assert bool(irrun.check(xml, openvino_compatible=True).errors) is constant

@@ -38,7 +38,7 @@ def test_trailing_row_sums_against_the_reference(op, case, tmp_path, monkeypatch
         result = sums(data, axes_)
         calls.append(result is not None)
         return result
-    monkeypatch.setattr("irrun.ops.reduction.trailing_sums", spy)
+    monkeypatch.setattr("irrun.ops.reduce_rows.trailing_sums", spy)
     factory = opset1.reduce_mean if op == "mean" else opset1.reduce_sum
     built = O.build(lambda p: factory(p["x"], O.constant(np.array(axes, np.int64)), keep_dims=keep), {"x": x},
                     tmp_path)

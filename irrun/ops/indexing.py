@@ -72,14 +72,11 @@ class Gather1(Op):
     def geometry(self, data, indices, axis_info):
         reject_nf4(indices, "indices", 1)
         reject_nf4(axis_info, "axis", 2)
-        for port, info in ((1, indices), (2, axis_info)):
-            if self.any_index_type and not info.type.is_integer:  # Gather-1: OpenVINO's reader takes it
-                raise ShapeError(f"{('indices', 'axis')[port - 1]} must be integers, got {info.type}",
-                                 rule="port.type.spec", port=port)
-        if not indices.type.is_integer:
-            raise ShapeError(f"indices must be integers, got {indices.type}", rule="port.type", port=1)
-        if not axis_info.type.is_integer:  # checked before the rank, which OpenVINO does not always check
-            raise ShapeError(f"axis must be integers, got {axis_info.type}", rule="port.type", port=2)
+        # the axis's type is checked before its rank, which OpenVINO does not always check
+        for port, what, info in ((1, "indices", indices), (2, "axis", axis_info)):
+            if not info.type.is_integer:  # Gather-1: OpenVINO's reader takes it
+                raise ShapeError(f"{what} must be integers, got {info.type}", port=port,
+                                 rule="port.type.spec" if self.any_index_type else "port.type")
         require_max_rank(axis_info, 1, "axis", 2, static_only=True)
         axis = scalar_axis(axis_info, data.rank, 2)
         batch_dims = self.get_batch_dims(indices.rank)

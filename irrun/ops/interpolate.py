@@ -19,6 +19,7 @@ from .blas import matmul
 from .registry import Op, TensorInfo, op
 from .shape_ops import int_values, normalize_axis, one_dim_length
 from .shapes import negative_size, require_rank
+from .stricter import refuse
 
 F32 = np.float32
 EPSILON = F32(1.0e-6)
@@ -373,9 +374,9 @@ class InterpolateBase(Op):
             else:
                 out[a] = None
         if stricter:
-            if all(d is None or d >= 0 for d in out):
-                stricter[0].openvino_outputs = [TensorInfo(tuple(out), data.type)]
-            raise stricter[0]
+            if any(d is not None and d < 0 for d in out):
+                raise stricter[0]
+            refuse(stricter[0])  # the checker goes on with OpenVINO's output shape
         return padded, axes, sizes, scales, tuple(out)
 
     def infer(self, inputs):

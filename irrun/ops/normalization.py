@@ -36,6 +36,13 @@ def _require_integer_axes(axes):
         raise ShapeError(f"axes input must hold integers, got {axes.type}", rule="port.type.spec", port=1)
 
 
+def _refuse_axes(exc: ShapeError) -> None:
+    """MVN's axes: OpenVINO's MVN-1 and MVN-6 shape inference do not check their range (stricter-class)."""
+    if exc.rule == "attr.range":
+        exc.rule = "attr.range.spec"
+    refuse(exc)
+
+
 def _work(x):
     return x.astype(np.float32) if x.dtype.itemsize < 4 else x
 
@@ -109,9 +116,7 @@ class MVN2(Op):
             try:
                 self.axes(len(data.shape))
             except ShapeError as exc:
-                if exc.rule == "attr.range":  # OpenVINO's MVN-1 shape inference does not check the axes' range
-                    exc.rule = "attr.range.spec"
-                refuse(exc)
+                _refuse_axes(exc)
         _require_float_data(data)
         return [TensorInfo(data.shape, data.type)]
 
@@ -144,9 +149,7 @@ class MVN6(Op):
         try:
             values = axes_input(axes, data.rank)
         except ShapeError as exc:
-            if exc.rule == "attr.range":  # OpenVINO's MVN-6 shape inference does not check the axes' range
-                exc.rule = "attr.range.spec"
-            refuse(exc)
+            _refuse_axes(exc)
             values = None
         if values is not None and axes.value is not None and len(values) != np.asarray(axes.value).size:
             refuse(ShapeError(f"axes {np.asarray(axes.value).tolist()} must be unique", rule="attr.value.spec", port=1))

@@ -27,3 +27,9 @@ def trailing_sums(x: np.ndarray, axes: tuple) -> np.ndarray | None:
     if not 0 < length <= MAX_ROW or rows == 0:
         return None
     return np.einsum("ij->i", x.reshape(rows, length)).reshape(x.shape[:lead])
+
+
+def sum_over(x: np.ndarray, axes: tuple) -> np.ndarray:
+    """x summed over `axes` in x's dtype: by rows (trailing_sums) where it applies, else np.sum."""
+    rows = trailing_sums(x, axes)
+    return np.sum(x, axis=axes, dtype=x.dtype) if rows is None else rows

@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ExecutionError, ShapeError
 from ..ir.types import ELEMENT_TYPES
 from .attrs import Bool, Enum, Int, Type
-from .reduce_rows import trailing_sums
+from .reduce_rows import sum_over
 from .registry import Op, TensorInfo, op
 from .shapes import as_index_array, readable_value, reject_nf4, shape_str
 from .stricter import refuse
@@ -98,8 +98,7 @@ class _Reduce(Op):
 @op("ReduceSum", 1)
 class ReduceSum1(_Reduce):
     def reduce(self, x, axes):
-        rows = trailing_sums(x, axes)
-        return np.sum(x, axis=axes, dtype=x.dtype) if rows is None else rows
+        return sum_over(x, axes)
 
 
 @op("ReduceProd", 1)
@@ -112,9 +111,7 @@ class ReduceProd1(_Reduce):
 class ReduceMean1(_Reduce):
     def reduce(self, x, axes):
         count = int(np.prod([x.shape[a] for a in axes]))
-        total = trailing_sums(x, axes)
-        if total is None:
-            total = np.sum(x, axis=axes, dtype=x.dtype)
+        total = sum_over(x, axes)
         if count == 0:
             return np.zeros_like(total)
         if x.dtype.kind == "f":
@@ -247,10 +244,10 @@ def topk(x, k, axis, largest, sort):
         at = n - k if largest else k - 1
         kth = np.partition(row, at)[at]
         better = (row > kth if largest else row < kth).nonzero()[0]
-        tied = (row == kth).nonzero()[0][:k - len(better)]  # after the better ones, by index
+        chosen = (row == kth).nonzero()[0][:k - len(better)]  # the tied ones, after the better ones, by index
         if len(better):
-            tied = np.concatenate([better[_stable_order(row[better], largest)], tied])
-        chosen = tied.reshape(moved.shape[:-1] + (k,))
+            chosen = np.concatenate([better[_stable_order(row[better], largest)], chosen])
+        chosen = chosen.reshape(moved.shape[:-1] + (k,))
     else:
         chosen = _stable_order(moved, largest)[..., :k]
     if sort == "index":

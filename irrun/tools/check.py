@@ -367,7 +367,6 @@ class _Checker:
                 outputs = node.op.infer(in_infos)
             except IRError as exc:
                 stricter_errors.append(exc)
-                outputs = getattr(exc, "openvino_outputs", None)  # what OpenVINO infers: checked on with that
             except Exception as exc:  # noqa: BLE001 - an op's own bug: say so, never claim the model is wrong
                 self.add(WARNING, "check.internal", f"inference failed inside irrun ({type(exc).__name__}: {exc}); "
                                                     f"the layer is not verified", node.ref)
