@@ -1,0 +1,74 @@
+"""Plan rewrite: a Transpose read only by an MVN-6 over its output's last axis (a LayerNorm of channels-last data,
+as PyTorch exports ConvNeXt's), and the Transpose reading that MVN's output, if it alone does, become one step:
+MVN over the same axis of the first Transpose's input, in that input's layout, transposed once at the end, and
+not at all when the second Transpose undoes the first (irrun/ops/mvn_axis.py says why that is faster).
+
+Matched only where every step is static, the orders and axes are constants, the moved axis is not already last,
+and the data is f16, f32 or f64. The Transposes' and the MVN's own outputs are not computed (an observer sees
+the fused step as its last layer)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ops.mvn_axis import transposed_mvn
+from .plan import KERNEL, REWRITES, Step
+
+FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def fuse_mvn_transposes(plan) -> None:
+    producers = {slot: step for step in plan.steps for slot in step.outputs}
+    readers: dict[int, list] = {}
+    for step in plan.steps:
+        for slot in step.inputs:
+            readers.setdefault(slot, []).append(step)
+    for step in list(plan.steps):
+        if not (_is(step, "MVN", 6) and step.in_infos[0].shape is not None):
+            continue
+        axes = plan.initial[step.inputs[1]]
+        first = producers.get(step.inputs[0])
+        order = _order(plan, first) if len(readers.get(step.inputs[0], [])) == 1 else None
+        rank = len(step.in_infos[0].shape)
+        if axes is None or order is None or first.in_infos[0].type.storage not in FLOATS or \
+                np.asarray(axes).reshape(-1).tolist() not in ([-1], [rank - 1]) or order[-1] == rank - 1:
+            continue
+        fused, out_order = [first, step], order
+        after = readers.get(step.outputs[0], [])
+        back = _order(plan, after[0]) if len(after) == 1 else None
+        if back is not None:
+            fused.append(after[0])
+            out_order = [order[axis] for axis in back]
+        last = fused[-1]
+        plan.replace(fused, Step(KERNEL, last.node, (first.inputs[0],), last.outputs, [first.in_infos[0]],
+                                 last.out_infos, kernel=_kernel(step.node.op, order[-1], out_order),
+                                 label=" + ".join(s.name for s in fused) + " (MVN in the first input's layout)"))
+
+
+def _is(step, kind: str, version: int) -> bool:
+    return step is not None and step.kind == KERNEL and not step.dynamic and step.state is None and \
+        step.node.ref.type == kind and step.node.ref.version == version
+
+
+def _order(plan, step) -> list | None:
+    """A static Transpose's constant order."""
+    if not _is(step, "Transpose", 1):
+        return None
+    order, rank = plan.initial[step.inputs[1]], len(step.out_infos[0].shape)
+    if order is None:
+        return None
+    order = np.asarray(order).reshape(-1).astype(np.int64).tolist()
+    return order or list(range(rank))[::-1]
+
+
+def _kernel(op, axis: int, order: list):
+    inside_sqrt = op.eps_mode == "inside_sqrt"
+
+    def run(arrays, in_infos, out_infos):
+        return [transposed_mvn(arrays[0], axis, order, op.normalize_variance, op.eps, inside_sqrt)]
+    return run
+
+
+# A fused step replaces three steps: irrun/engine/replan.py makes no template of a plan holding one, so such a
+# plan is never reused for other shapes; plans without one stay reusable.
+fuse_mvn_transposes.reusable = True
+REWRITES.append(fuse_mvn_transposes)
