@@ -1,4 +1,4 @@
-"""ReduceSum/ReduceMean over trailing axes of float data sum rows with one einsum (irrun/ops/reduce_rows.py):
+"""ReduceSum/ReduceMean over trailing axes of float data sum rows with one matrix-vector product (irrun/ops/reduce_rows.py):
 within rounding of float64 sums and of OpenVINO's reference kernel on the squeeze-excite shapes of mobile nets,
 and taken only where it applies (other axes, non-contiguous data, integers and rows longer than MAX_ROW keep
 np.sum: the same bits as before)."""

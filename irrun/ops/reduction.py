@@ -6,6 +6,8 @@ OpenVINO's reference conventions: f16 reduces in f32 and rounds once; integers a
 for integers; max/min skip NaN (a NaN never compares greater or smaller)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
@@ -110,7 +112,7 @@ class ReduceProd1(_Reduce):
 @op("ReduceMean", 1)
 class ReduceMean1(_Reduce):
     def reduce(self, x, axes):
-        count = int(np.prod([x.shape[a] for a in axes]))
+        count = math.prod(x.shape[a] for a in axes)
         total = sum_over(x, axes)
         if count == 0:
             return np.zeros_like(total)
