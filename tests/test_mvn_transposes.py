@@ -55,6 +55,11 @@ def test_kernel_equals_the_transposed_last_axis_form(dtype, shape, order, back, 
         np.testing.assert_allclose(blocked, got, rtol=close, atol=close)
         if x.size:
             assert np.isnan(got).sum() == np.isnan(want).sum() > 0
+        if out_order == sorted(out_order) and dtype != np.float16:  # in place (the fused step's run_into)
+            buffer = x.copy()
+            with np.errstate(all="ignore"):
+                assert mvn_axis.transposed_mvn(buffer, axis, out_order, variance, 1e-5, inside, out=buffer) is buffer
+            np.testing.assert_array_equal(buffer, got)
 
 
 def fused_steps(built):
@@ -74,6 +79,9 @@ def transpose(node, order):
 CASES = {  # name: (shape, spread, offset, make, fused steps, kernel steps)
     "there and back": ((1, 40, 56, 56), 0.1, 5.0,
                        lambda x: transpose(layer_norm(transpose(x, [0, 2, 3, 1])), [0, 3, 1, 2]), 1, 1),
+    "in place after a layer": ((1, 40, 6, 5), 1.0, 1.0,
+                               lambda x: transpose(layer_norm(transpose(opset1.relu(x), [0, 2, 3, 1])), [0, 3, 1, 2]),
+                               1, 2),
     "wide, read twice after": ((1, 768, 7, 7), 0.2, 10.0, lambda x: opset1.add(*[transpose(layer_norm(
         transpose(x, [0, 2, 3, 1]), False), [0, 3, 1, 2])] * 2), 1, 2),
     "into a MatMul": ((1, 96, 8, 8), 1.0, 1.0, lambda x: opset1.matmul(layer_norm(transpose(
@@ -96,6 +104,8 @@ def test_fused_plans_against_the_reference(name, tmp_path):
     built = build(lambda p: make(p["x"]), {"x": x}, tmp_path)
     steps, count = fused_steps(built)
     assert (len(steps), count) == (fused, kernels)
+    # in place where the result keeps the layout of an input the run owns (not the caller's x)
+    assert [step.inplace for step in steps] == [name == "in place after a layer"] * fused
     got = next(iter(run_irrun(built).values()))
     np.testing.assert_allclose(got, run_reference(built)[0], rtol=2e-5, atol=2e-5)
 

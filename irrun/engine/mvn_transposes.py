@@ -8,9 +8,12 @@ and the data is f16, f32 or f64. The Transposes' and the MVN's own outputs are n
 the fused step as its last layer)."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..ops.mvn_axis import transposed_mvn
+from ..ops.registry import same_buffer
 from .plan import KERNEL, REWRITES, Step
 
 FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -39,8 +42,9 @@ def fuse_mvn_transposes(plan) -> None:
             fused.append(after[0])
             out_order = [order[axis] for axis in back]
         last = fused[-1]
-        plan.replace(fused, Step(KERNEL, last.node, (first.inputs[0],), last.outputs, [first.in_infos[0]],
-                                 last.out_infos, kernel=_kernel(step.node.op, order[-1], out_order),
+        op = FusedMVN(step.node.op, order[-1], out_order)
+        plan.replace(fused, Step(KERNEL, dataclasses.replace(last.node, op=op), (first.inputs[0],), last.outputs,
+                                 [first.in_infos[0]], last.out_infos, kernel=op.run,
                                  label=" + ".join(s.name for s in fused) + " (MVN in the first input's layout)"))
 
 
@@ -60,12 +64,25 @@ def _order(plan, step) -> list | None:
     return order or list(range(rank))[::-1]
 
 
-def _kernel(op, axis: int, order: list):
-    inside_sqrt = op.eps_mode == "inside_sqrt"
+class FusedMVN:
+    """The fused step's op (its node is the last layer's with this op): the kernel, and when the result keeps the
+    input's layout, the same written into the input's buffer (in-place execution, irrun/engine/inplace.py)."""
 
-    def run(arrays, in_infos, out_infos):
-        return [transposed_mvn(arrays[0], axis, order, op.normalize_variance, op.eps, inside_sqrt)]
-    return run
+    unused_outputs = frozenset()
+
+    def __init__(self, mvn_op, axis: int, order: list):
+        self.axis, self.order = axis, order
+        self.attrs = (mvn_op.normalize_variance, mvn_op.eps, mvn_op.eps_mode == "inside_sqrt")
+
+    def run(self, inputs, in_infos, out_infos):
+        return [transposed_mvn(inputs[0], self.axis, self.order, *self.attrs)]
+
+    def can_run_into(self, in_infos, out_infos, port=0):
+        return self.order == sorted(self.order) and in_infos[0].type.name in ("f32", "f64") and \
+            same_buffer(in_infos, out_infos)
+
+    def run_into(self, inputs, in_infos, out_infos, out):
+        return [transposed_mvn(inputs[0], self.axis, self.order, *self.attrs, out=out)]
 
 
 # A fused step replaces three steps: irrun/engine/replan.py makes no template of a plan holding one, so such a

@@ -19,13 +19,14 @@ from .blas import matmul
 from .normalization import ROWS_BLOCK, _Normalise, _work, mvn
 
 
-def transposed_mvn(x, axis: int, order, normalize_variance, eps, inside_sqrt) -> np.ndarray:
-    """np.transpose(mvn(x, (axis,), ...), order) as a C-contiguous array (x itself is not written)."""
+def transposed_mvn(x, axis: int, order, normalize_variance, eps, inside_sqrt, out=None) -> np.ndarray:
+    """np.transpose(mvn(x, (axis,), ...), order) as a C-contiguous array, into `out` if given (only for an
+    identity order and C-contiguous f32/f64 x; out may be x itself)."""
     if axis == x.ndim - 1 or x.size == 0:
-        result = mvn(x, (axis,), normalize_variance, eps, inside_sqrt)
+        result = mvn(x, (axis,), normalize_variance, eps, inside_sqrt, out)
     else:
         work = np.ascontiguousarray(_work(x))
-        result = np.empty(work.shape, work.dtype)
+        result = np.empty(work.shape, work.dtype) if out is None else out
         _over_axis(work, axis, _Normalise(normalize_variance, work.dtype.type(eps), inside_sqrt), result)
         result = result.astype(x.dtype, copy=False)
     if list(order) != list(range(x.ndim)):
