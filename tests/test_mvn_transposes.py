@@ -1,4 +1,4 @@
-"""Transpose -> MVN-6 over the last axis [-> Transpose] fused into one step (irrun/engine/mvn_transposes.py), MVN
+"""Transpose -> MVN-6 over the last axis -> Transpose fused into one step (irrun/engine/mvn_transposes.py), MVN
 computed over the moved axis in the first input's layout (irrun/ops/mvn_axis.py): the kernel against the plain
 one (transpose copy, the last-axis MVN, transpose back) on random and edge data, the fused plans against
 OpenVINO's reference kernels, and where the rewrite must not fuse."""
@@ -85,7 +85,9 @@ CASES = {  # name: (shape, spread, offset, make, fused steps, kernel steps)
     "wide, read twice after": ((1, 768, 7, 7), 0.2, 10.0, lambda x: opset1.add(*[transpose(layer_norm(
         transpose(x, [0, 2, 3, 1]), False), [0, 3, 1, 2])] * 2), 1, 2),
     "into a MatMul": ((1, 96, 8, 8), 1.0, 1.0, lambda x: opset1.matmul(layer_norm(transpose(
-        x, [0, 2, 3, 1]), True, "outside_sqrt"), constant(np.ones((96, 5), np.float32)), False, False), 1, 2),
+        x, [0, 2, 3, 1]), True, "outside_sqrt"), constant(np.ones((96, 5), np.float32)), False, False), 0, 3),
+    "back, outside_sqrt": ((1, 96, 8, 8), 1.0, 1.0, lambda x: transpose(layer_norm(transpose(
+        x, [0, 2, 3, 1]), True, "outside_sqrt"), [0, 3, 1, 2]), 1, 1),
     "another order back": ((2, 3, 4, 5, 6), 3.0, 0.0,
                            lambda x: transpose(layer_norm(transpose(x, [0, 1, 3, 4, 2])), [4, 0, 1, 2, 3]), 1, 1),
     "last axis stays last": ((2, 5, 6, 7), 1.0, 0.0,

@@ -1,7 +1,9 @@
 """Plan rewrite: a Transpose read only by an MVN-6 over its output's last axis (a LayerNorm of channels-last data,
-as PyTorch exports ConvNeXt's), and the Transpose reading that MVN's output, if it alone does, become one step:
-MVN over the same axis of the first Transpose's input, in that input's layout, transposed once at the end, and
-not at all when the second Transpose undoes the first (irrun/ops/mvn_axis.py says why that is faster).
+as PyTorch exports ConvNeXt's) and the Transpose that alone reads that MVN's output become one step: MVN over the
+same axis of the first Transpose's input, in that input's layout, transposed once at the end, and not at all
+when the second Transpose undoes the first (irrun/ops/mvn_axis.py says why that is faster). Without the second
+Transpose (the LayerNorm feeding a MatMul) the layers stay: fused, the transposing copy moves to the end and
+costs as much (measured on ConvNeXt-tiny).
 
 Matched only where every step is static, the orders and axes are constants, the moved axis is not already last,
 and the data is f16, f32 or f64. The Transposes' and the MVN's own outputs are not computed (an observer sees
@@ -35,12 +37,11 @@ def fuse_mvn_transposes(plan) -> None:
         if axes is None or order is None or first.in_infos[0].type.storage not in FLOATS or \
                 np.asarray(axes).reshape(-1).tolist() not in ([-1], [rank - 1]) or order[-1] == rank - 1:
             continue
-        fused, out_order = [first, step], order
         after = readers.get(step.outputs[0], [])
         back = _order(plan, after[0]) if len(after) == 1 else None
-        if back is not None:
-            fused.append(after[0])
-            out_order = [order[axis] for axis in back]
+        if back is None:  # the result wanted channels-last: the transposing copy stays (measured: no faster fused)
+            continue
+        fused, out_order = [first, step, after[0]], [order[axis] for axis in back]
         last = fused[-1]
         op = FusedMVN(step.node.op, order[-1], out_order)
         plan.replace(fused, Step(KERNEL, dataclasses.replace(last.node, op=op), (first.inputs[0],), last.outputs,
