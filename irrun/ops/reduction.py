@@ -88,10 +88,8 @@ class _Reduce(Op):
             work, axes = work[..., None], (x.ndim,)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             result = self.reduce(work, axes)
-            result = np.asarray(result)
-            if self.keep_dims:
-                result = np.expand_dims(result, axes) if result.ndim < x.ndim else result
-            return [result.astype(out_dtype, copy=False).reshape(out_infos[0].shape)]
+            # (keep_dims: the reshape to the inferred shape puts back the reduced axes as 1s)
+            return [np.asarray(result).astype(out_dtype, copy=False).reshape(out_infos[0].shape)]
 
     def reduce(self, x, axes):
         raise NotImplementedError
