@@ -9,12 +9,16 @@ import pytest
 from openvino import opset1, opset6
 
 import irrun
-from irrun.ops import mvn_axis
+from irrun.ir.types import ELEMENT_TYPES
+from irrun.ops import matrix, mvn_axis
 from irrun.ops.normalization import mvn
+from irrun.ops.registry import TensorInfo
 from oracle import build, constant, run_irrun, run_reference
+from test_eltwise_inplace import make_op
 
 MODES = [(True, "inside_sqrt"), (True, "outside_sqrt"), (False, "inside_sqrt")]
 FUSED = "MVN in the first input's layout"
+WEIGHTS = np.random.default_rng(9).standard_normal((96, 5)).astype(np.float32)
 
 
 def plain(x, order, back, variance, eps, inside_sqrt):
@@ -55,6 +59,10 @@ def test_kernel_equals_the_transposed_last_axis_form(dtype, shape, order, back, 
         np.testing.assert_allclose(blocked, got, rtol=close, atol=close)
         if x.size:
             assert np.isnan(got).sum() == np.isnan(want).sum() > 0
+        with np.errstate(all="ignore"):
+            view = mvn_axis.transposed_mvn(x, axis, out_order, variance, 1e-5, inside, view=True)
+        assert np.array_equal(view, got, equal_nan=True)
+        assert view.flags.owndata == (out_order == sorted(out_order)) or not x.size
         if out_order == sorted(out_order) and dtype != np.float16:  # in place (the fused step's run_into)
             buffer = x.copy()
             with np.errstate(all="ignore"):
@@ -85,7 +93,14 @@ CASES = {  # name: (shape, spread, offset, make, fused steps, kernel steps)
     "wide, read twice after": ((1, 768, 7, 7), 0.2, 10.0, lambda x: opset1.add(*[transpose(layer_norm(
         transpose(x, [0, 2, 3, 1]), False), [0, 3, 1, 2])] * 2), 1, 2),
     "into a MatMul": ((1, 96, 8, 8), 1.0, 1.0, lambda x: opset1.matmul(layer_norm(transpose(
-        x, [0, 2, 3, 1]), True, "outside_sqrt"), constant(np.ones((96, 5), np.float32)), False, False), 0, 3),
+        x, [0, 2, 3, 1]), True, "outside_sqrt"), constant(WEIGHTS), False, False), 1, 2),
+    "into a MatMul after a layer": ((2, 96, 3, 5), 0.2, 10.0, lambda x: opset1.matmul(layer_norm(transpose(
+        opset1.relu(x), [0, 2, 3, 1])), constant(WEIGHTS.T.copy()), False, True), 1, 3),
+    "into a MatMul and more": ((1, 96, 8, 8), 1.0, 1.0, lambda x: (lambda norm: opset1.add(opset1.matmul(
+        norm, constant(WEIGHTS), False, False), opset1.reduce_sum(norm, constant(np.array([3])), True)))(
+        layer_norm(transpose(x, [0, 2, 3, 1]))), 0, 5),
+    "into a transposed MatMul": ((1, 8, 8, 96), 1.0, 1.0, lambda x: opset1.matmul(layer_norm(transpose(
+        x, [0, 3, 1, 2])), constant(WEIGHTS[:8]), True, False), 0, 3),
     "back, outside_sqrt": ((1, 96, 8, 8), 1.0, 1.0, lambda x: transpose(layer_norm(transpose(
         x, [0, 2, 3, 1]), True, "outside_sqrt"), [0, 3, 1, 2]), 1, 1),
     "another order back": ((2, 3, 4, 5, 6), 3.0, 0.0,
@@ -107,9 +122,10 @@ def test_fused_plans_against_the_reference(name, tmp_path):
     steps, count = fused_steps(built)
     assert (len(steps), count) == (fused, kernels)
     # in place where the result keeps the layout of an input the run owns (not the caller's x)
-    assert [step.inplace for step in steps] == [name == "in place after a layer"] * fused
+    assert [step.inplace for step in steps] == [name.endswith("after a layer")] * fused
     got = next(iter(run_irrun(built).values()))
-    np.testing.assert_allclose(got, run_reference(built)[0], rtol=2e-5, atol=2e-5)
+    tolerance = 4e-6 * 96 + 1e-5 if "MatMul" in name else 2e-5  # MatMul: the oracle tests' 4e-6 * K + 1e-5
+    np.testing.assert_allclose(got, run_reference(built)[0], rtol=tolerance, atol=tolerance)
 
 
 def test_first_transpose_as_a_model_output_is_not_fused(tmp_path):
@@ -123,3 +139,26 @@ def test_first_transpose_as_a_model_output_is_not_fused(tmp_path):
     got = list(run_irrun(built).values())
     for a, b in zip(got, run_reference(built)):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5)
+
+
+def test_matmul_reads_rows_through_strides():
+    """MatMul-1 takes a stack of rows whose leading axes merge into one without a copy (the channels-last view
+    of batch-1 channels-first data) as one product, with the bits of the contiguous copy; other strided data
+    (batch 2, every other column) as a batched product, as before."""
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((2, 24, 5, 7)).astype(np.float32)
+    weights = rng.standard_normal((24, 9)).astype(np.float32)
+    views = [data[:1].transpose(0, 2, 3, 1), data.transpose(0, 2, 3, 1), data[:, :, ::2].transpose(0, 2, 3, 1)]
+    assert [matrix._rows(a) is not None for a in views] == [True, False, False]
+    for a in views:
+        got, want = (matrix_product(v, weights) for v in (a, np.ascontiguousarray(a)))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(got, np.einsum("...k,kn->...n", a.astype(np.float64), weights), rtol=1e-5,
+                                   atol=1e-5)
+    np.testing.assert_array_equal(*(matrix_product(v, weights) for v in (views[0], np.ascontiguousarray(views[0]))))
+
+
+def matrix_product(a, b):
+    infos = [TensorInfo(a.shape, ELEMENT_TYPES["f32"]), TensorInfo(b.shape, ELEMENT_TYPES["f32"])]
+    op, out_infos = make_op("MatMul", 1, {}, infos)
+    return op.run([a, b], infos, out_infos)[0]

@@ -19,9 +19,10 @@ from .blas import matmul
 from .normalization import ROWS_BLOCK, _Normalise, _work, mvn
 
 
-def transposed_mvn(x, axis: int, order, normalize_variance, eps, inside_sqrt, out=None) -> np.ndarray:
-    """np.transpose(mvn(x, (axis,), ...), order) as a C-contiguous array, into `out` if given (only for an
-    identity order and C-contiguous f32/f64 x; out may be x itself)."""
+def transposed_mvn(x, axis: int, order, normalize_variance, eps, inside_sqrt, out=None, view=False) -> np.ndarray:
+    """np.transpose(mvn(x, (axis,), ...), order) as a C-contiguous array, or with `view` as that transposed view
+    of the result in x's layout; into `out` if given (a C-contiguous f32/f64 x's shape, for an identity order
+    or `view`; out may be x itself)."""
     if axis == x.ndim - 1 or x.size == 0:
         result = mvn(x, (axis,), normalize_variance, eps, inside_sqrt, out)
     else:
@@ -30,7 +31,7 @@ def transposed_mvn(x, axis: int, order, normalize_variance, eps, inside_sqrt, ou
         _over_axis(work, axis, _Normalise(normalize_variance, work.dtype.type(eps), inside_sqrt), result)
         result = result.astype(x.dtype, copy=False)
     if list(order) != list(range(x.ndim)):
-        result = np.ascontiguousarray(np.transpose(result, order))
+        result = np.transpose(result, order) if view else np.ascontiguousarray(np.transpose(result, order))
     return result
 
 
