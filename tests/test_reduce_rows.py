@@ -1,4 +1,4 @@
-"""ReduceSum/ReduceMean over trailing axes of float data sum rows with one einsum (irrun/ops/reduce_rows.py):
+"""ReduceSum/ReduceMean over trailing axes of float data sum rows with one matrix-vector product (irrun/ops/reduce_rows.py):
 within rounding of float64 sums and of OpenVINO's reference kernel on the squeeze-excite shapes of mobile nets,
 and taken only where it applies (other axes, non-contiguous data, integers and rows longer than MAX_ROW keep
 np.sum: the same bits as before)."""
@@ -63,3 +63,27 @@ def test_non_contiguous_rows_keep_np_sum():
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)[:, :, ::2]
     assert reduce_rows.trailing_sums(x, (2,)) is None
     assert reduce_rows.trailing_sums(np.zeros((2, 0), np.float32), (1,)) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_products_on_edge_values(dtype):
+    """The matrix-vector product with ones against np.sum on rows holding NaN, +-inf, both infs, -0.0 only, a
+    constant, huge values and zeros: the same NaN and inf rows, the rest within rounding."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((8, 3, 5)).astype(dtype)
+    x[0, 0, 1] = np.nan
+    x[1, 1, 2] = np.inf
+    x[2, 2] = [np.inf, -np.inf, 1, 2, 3]
+    x[3, 0] = -0.0
+    x[4, 1] = 2.5
+    x[5, 2] = np.finfo(dtype).max / 4
+    x[6] = 0.0
+    with np.errstate(all="ignore"):
+        got = reduce_rows.trailing_sums(x, (2,))
+        want = np.sum(x, axis=2, dtype=dtype)
+    assert got.dtype == x.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got) & (got > 0), np.isinf(want) & (want > 0))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-6, atol=1e-6)
+    assert got[4, 1] == 12.5 and got[6].tolist() == [0, 0, 0]

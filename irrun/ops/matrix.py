@@ -79,13 +79,24 @@ class MatMul1(Op):
             a = np.swapaxes(a, -1, -2)
         if self.transpose_b and b.ndim > 1:
             b = np.swapaxes(b, -1, -2)
-        if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+        rows = _rows(a) if a.ndim > 2 and b.ndim == 2 else None
+        if rows is not None:
             # a stack of rows times one matrix (the weights): one BLAS call for all the rows
-            result = matmul(a.reshape(-1, a.shape[-1]), b).reshape(*a.shape[:-1], b.shape[-1])
+            result = matmul(rows, b).reshape(*a.shape[:-1], b.shape[-1])
         else:
             result = matmul(a, b)
         with np.errstate(over="ignore", invalid="ignore"):
             return [np.asarray(result).astype(dtype, copy=False).reshape(out_infos[0].shape)]
+
+
+def _rows(a):
+    """a's leading axes merged into one, [rows, K], when that is a view of a's memory (C-contiguous a, or rows
+    read through strides such as a channels-last view of channels-first data, irrun/engine/mvn_transposes.py);
+    else None."""
+    dims = [(n, stride) for n, stride in zip(a.shape[:-1], a.strides[:-1]) if n != 1]
+    if any(outer != inner * n for (_, outer), (n, inner) in zip(dims, dims[1:])):
+        return None
+    return a.reshape(-1, a.shape[-1])
 
 
 # ---------------------------------------------------------------- Einsum

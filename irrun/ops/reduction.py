@@ -6,6 +6,8 @@ OpenVINO's reference conventions: f16 reduces in f32 and rounds once; integers a
 for integers; max/min skip NaN (a NaN never compares greater or smaller)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import ExecutionError, ShapeError
@@ -86,10 +88,8 @@ class _Reduce(Op):
             work, axes = work[..., None], (x.ndim,)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             result = self.reduce(work, axes)
-            result = np.asarray(result)
-            if self.keep_dims:
-                result = np.expand_dims(result, axes) if result.ndim < x.ndim else result
-            return [result.astype(out_dtype, copy=False).reshape(out_infos[0].shape)]
+            # (keep_dims: the reshape to the inferred shape puts back the reduced axes as 1s)
+            return [np.asarray(result).astype(out_dtype, copy=False).reshape(out_infos[0].shape)]
 
     def reduce(self, x, axes):
         raise NotImplementedError
@@ -110,7 +110,7 @@ class ReduceProd1(_Reduce):
 @op("ReduceMean", 1)
 class ReduceMean1(_Reduce):
     def reduce(self, x, axes):
-        count = int(np.prod([x.shape[a] for a in axes]))
+        count = math.prod(x.shape[a] for a in axes)
         total = sum_over(x, axes)
         if count == 0:
             return np.zeros_like(total)
