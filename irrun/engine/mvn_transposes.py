@@ -8,8 +8,9 @@ whose output is the transposed view of the MVN in the input's layout: the MatMul
 (a transposing copy at the end of the fused step costs as much as the Transpose's; measured on ConvNeXt-tiny).
 
 Matched only where every step is static, the orders and axes are constants, the moved axis is not already last,
-and the data is f16, f32 or f64. The Transposes' and the MVN's own outputs are not computed (an observer sees
-the fused step as its last layer)."""
+and the data is f16, f32 or f64. The Transposes' and the MVN's own outputs are not computed: runs whose observer
+reads layer outputs (dumps, compare, precision) get plans without this rewrite; a profile sees the fused step as
+its last layer."""
 from __future__ import annotations
 
 import dataclasses
@@ -102,4 +103,5 @@ class FusedMVN:
 # A fused step replaces three steps: irrun/engine/replan.py makes no template of a plan holding one, so such a
 # plan is never reused for other shapes; plans without one stay reusable.
 fuse_mvn_transposes.reusable = True
+fuse_mvn_transposes.hides_layers = True
 REWRITES.append(fuse_mvn_transposes)

@@ -127,25 +127,27 @@ class Model:
         return tuple(feeds[pid].shape if pid in feeds and pid in self._live_params else None
                      for pid in self.graph.parameters)
 
-    def _plan_for(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:
-        """`state`: the shapes and types of the variables that are set, part of the signature."""
-        key = (signature, tuple(sorted((k, i.shape, i.type.name) for k, i in state.items())))
+    def _plan_for(self, signature: tuple, state: dict[str, TensorInfo], every_layer: bool = False) -> Plan:
+        """`state`: the shapes and types of the variables that are set, part of the signature. `every_layer`: a
+        plan whose steps compute every live layer's outputs, for an observer that reads them (no rewrite that
+        fuses layers into one step hiding their outputs, `hides_layers`)."""
+        key = (signature, tuple(sorted((k, i.shape, i.type.name) for k, i in state.items())), every_layer)
         plan = self._plans.get(key)
         if plan is not None:
             self._plans.move_to_end(key)
             return plan
-        plan = self._reuse_plan(signature, state) if PLAN_REUSE else None
+        plan = self._reuse_plan(signature, state, every_layer) if PLAN_REUSE else None
         if plan is None:
-            plan = self._build_plan(signature, state)
+            plan = self._build_plan(signature, state, every_layer)
         self._plans[key] = plan
         if len(self._plans) > PLAN_CACHE_SIZE:
             self._plans.popitem(last=False)
         return plan
 
-    def _reuse_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan | None:
+    def _reuse_plan(self, signature: tuple, state: dict[str, TensorInfo], every_layer: bool) -> Plan | None:
         """A plan made from the most recently used cached plan of the same structure (irrun/engine/replan.py), its
         memory figures and budget checks computed anew; None when there is none or the structure changes."""
-        key = reuse_key(signature, state)
+        key = (reuse_key(signature, state), every_layer)
         for base in reversed(self._plans.values()):
             if base.template is not None and base.reuse_key == key:
                 plan = replan(self, base, signature, state)
@@ -160,7 +162,7 @@ class Model:
                     held=sum(tensor_bytes(info) for info in state.values()), like=like)
         self.budget.live = 0
 
-    def _build_plan(self, signature: tuple, state: dict[str, TensorInfo]) -> Plan:
+    def _build_plan(self, signature: tuple, state: dict[str, TensorInfo], every_layer: bool = False) -> Plan:
         slot_of: dict[tuple[str, int], int] = {}
         infos: list[TensorInfo] = []
         initial: list = []
@@ -229,8 +231,9 @@ class Model:
         if pruned:
             plan.prune()
         for rewrite in REWRITES:
-            rewrite(plan)
-        plan.slot_of, plan.reuse_key = slot_of, reuse_key(signature, state)
+            if not (every_layer and getattr(rewrite, "hides_layers", False)):
+                rewrite(plan)
+        plan.slot_of, plan.reuse_key = slot_of, (reuse_key(signature, state), every_layer)
         plan.template = make_template(built, plan)
         self._finish_plan(plan, state)
         return plan
@@ -267,7 +270,9 @@ class Model:
 
         `observer(node, outputs, seconds)`, when given, sees every live layer in execution order with
         its output arrays and the time its kernel took (0 for inputs and for layers computed at load or
-        while planning). An observer returning a list replaces the layer's outputs for this run (same
+        while planning); layers fused into one step (engine/mvn_transposes.py) are unfused for it, unless it
+        only times the steps and says so with `sees_fused_steps = True` (it then sees a fused step as its
+        last layer). An observer returning a list replaces the layer's outputs for this run (same
         shapes and dtypes; tools/precision.py rounds them to emulate a narrower type)."""
         return self._run(inputs, observer, {})[0]
 
@@ -289,8 +294,9 @@ class Model:
             feeds = self._bind_inputs(inputs)
             if mark:
                 mark(INPUTS)
+            every_layer = observer is not None and not getattr(observer, "sees_fused_steps", False)
             plan = self._plan_for(self._signature(feeds), {k: TensorInfo(a.shape, et) for k, (a, et) in
-                                                           variables.items()})
+                                                           variables.items()}, every_layer)
             heap.keep_freed_memory(plan.peak)
             if mark:
                 mark(PLANNING)

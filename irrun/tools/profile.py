@@ -29,7 +29,10 @@ class LayerTime:
 class Profiler(Timeline):
     """An observer recording each layer's kernel and run-time inference time, and (through the run's marks,
     engine/timeline.py) the time spent outside layers; `report()` is benchmark_app's counters report: every
-    executed layer, the slowest ones, time by op type and the rest, adding up to the run's wall time."""
+    executed layer, the slowest ones, time by op type and the rest, adding up to the run's wall time. It times the
+    plan a plain run executes: a fused step (engine/mvn_transposes.py) counts as its last layer."""
+
+    sees_fused_steps = True
 
     def __init__(self, model):
         super().__init__()
@@ -127,6 +130,8 @@ def _percent(part: float, total: float) -> float:
 class Progress:
     """An observer advancing a click progress bar on stderr, one step per layer. Only meant to be used
     when stderr is a terminal (see `on_terminal`); `close()` clears it."""
+
+    sees_fused_steps = True
 
     def __init__(self, model, label: str = "running"):
         import sys
