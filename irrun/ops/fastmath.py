@@ -16,6 +16,13 @@ import numpy as np
 
 BLOCK = 32768  # elements per block: the block's temporaries stay in the L2 (and L3) cache
 
+
+def constants(values):
+    """float32 0-d arrays: a ufunc converts a NumPy scalar operand to an array at every call (0.2 us, 5% of a
+    pass over a block); a 0-d array it takes as it is."""
+    return tuple(np.array(v, np.float32) for v in values)
+
+
 # erf(z) = z + z * A(z*z) for z < 1
 ERF_SMALL = [7.853896386222914e-05, -0.0008010204182937741, 0.005188328679651022, -0.026853812858462334,
              0.1128358542919159, -0.3761262595653534, 0.12837916612625122]
@@ -33,6 +40,9 @@ PHI_TAIL = [0.047457966953516006, -0.12856654822826385, 0.016514969989657402, 0.
             -0.0695096030831337, -0.1314801126718521, 0.103395976126194, 0.31395381689071655,
             0.30131620168685913]
 D_CENTER = 0.3921568691730499
+ERF_SMALL_F32, ERFC_LARGE_F32, PHI_SMALL_F32, PHI_TAIL_F32 = (
+    constants(table) for table in (ERF_SMALL, ERFC_LARGE, PHI_SMALL, PHI_TAIL))
+HALF, ONE = constants([0.5, 1])
 
 
 class Blocks:
@@ -93,12 +103,13 @@ def chunked(kernel, x: np.ndarray, out: np.ndarray, temporaries: int = 1, block:
 
 
 def horner(coefficients, s, out):
-    """out = polynomial(s), coefficients highest degree first."""
-    np.multiply(s, np.float32(coefficients[0]), out=out)
-    out += np.float32(coefficients[1])
-    for c in coefficients[2:]:
+    """out = polynomial(s), coefficients (`constants`) highest degree first."""
+    c = coefficients
+    np.multiply(s, c[0], out=out)
+    out += c[1]
+    for k in c[2:]:
         out *= s
-        out += np.float32(c)
+        out += k
     return out
 
 
@@ -145,7 +156,7 @@ def copy_sign(out, x, bits):
 
 def _erf_near(x, out, zz, z):  # erf(z) = z + z * A(z*z), z = |x| < 1
     np.abs(x, out=z)
-    horner(ERF_SMALL, zz, out)
+    horner(ERF_SMALL_F32, zz, out)
     out *= z
     out += z
 
@@ -156,7 +167,7 @@ def _erf_far(x, out, z, zz, t, shifted):  # erf(z) = 1 - erfc(z), z = |x| >= 1
     np.add(z, np.float32(2), out=t)  # t = 1 / (1 + z / 2) = 2 / (2 + z), rounded alike
     np.divide(np.float32(2), t, out=t)
     np.subtract(t, np.float32(B_CENTER), out=shifted)
-    horner(ERFC_LARGE, shifted, out)
+    horner(ERFC_LARGE_F32, shifted, out)
     out *= t
     np.negative(zz, out=zz)
     np.exp(zz, out=zz)
@@ -194,7 +205,7 @@ def exp_half_square(x, out, t, scratch):
 
 
 def _gelu_near(x, out, xx, t, halved=False):  # x * Phi(x) = x / 2 + x*x * C(x*x) for |x| < 1
-    horner(PHI_SMALL, xx, out)  # (t holds x / 2 already when halved)
+    horner(PHI_SMALL_F32, xx, out)  # (t holds x / 2 already when halved)
     out *= xx
     if not halved:
         np.multiply(x, np.float32(0.5), out=t)
@@ -208,7 +219,7 @@ def _gelu_far(x, out, clipped, xx, t, shifted):  # x * Phi(x) = max(x, 0) - |x| 
     np.add(clipped, np.float32(2), out=t)  # t = 1 / (1 + |x| / 2) = 2 / (2 + |x|), rounded alike
     np.divide(np.float32(2), t, out=t)
     np.subtract(t, np.float32(D_CENTER), out=shifted)
-    horner(PHI_TAIL, shifted, out)
+    horner(PHI_TAIL_F32, shifted, out)
     out *= t
     out *= xx  # h = Phi(-|x|)
     # |x| * h, where |min(x, 64)| is |x| except at +inf (64: h = 0 gives +inf's result +inf;
@@ -243,14 +254,14 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             floats, is_near, bits = scratch.views(xs.size)
             xx, half = floats[0], floats[1]
             np.multiply(xs, xs, out=xx)
-            if not xx.max() < 1:  # (NaN is far)
-                np.less(xx, np.float32(1), out=is_near)
-                if xs.size - np.count_nonzero(is_near) > xs.size * GELU_GATHER:
+            top = xx.max()
+            if not top < 1:
+                where = far_positions(xx, top, is_near)
+                if where.size > xs.size * GELU_GATHER:
                     _gelu_block(np.copy(xs) if in_place else xs, block_out, floats, is_near, bits)
                     continue
-                where = np.flatnonzero(np.logical_not(is_near, out=is_near))
                 far.add(where + start, xs[where])
-            np.multiply(xs, np.float32(0.5), out=half)  # before block_out, which may be xs, is written
+            np.multiply(xs, HALF, out=half)  # before block_out, which may be xs, is written
             _gelu_near(xs, block_out, xx, half, halved=True)
             if not xx.min() > 0:
                 copy_sign(block_out, half, bits)  # x / 2 has the sign of x, also where it is 0
@@ -258,6 +269,13 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
                 far.flush()
         far.flush()
     return out
+
+
+def far_positions(xx, top, mask):
+    """Positions of x*x >= 1 or NaN, given top = max(x*x) (NaN if there is a NaN); `mask` is scratch."""
+    if top == top:
+        return np.flatnonzero(np.greater_equal(xx, ONE, out=mask))
+    return np.flatnonzero(np.logical_not(np.less(xx, ONE, out=mask), out=mask))
 
 
 class FarElements:
