@@ -117,7 +117,6 @@ def horner(coefficients, s, out):
 # it, gathering and scattering cost more than the far branch on the whole block (measured break-even points)
 ERF_GATHER = 0.4
 GELU_GATHER = 0.5
-FAR_ROOM = int(BLOCK * GELU_GATHER)  # far elements computed together at most (FarElements)
 
 
 def split_block(x, out, floats, is_near, bits, near, far, gather):
@@ -279,20 +278,20 @@ def far_positions(xx, top, mask):
 
 class FarElements:
     """Elements with |x| >= 1 gathered from blocks (their flat positions and values, into buffers allocated at
-    the first), computed by _gelu_far and put in place when the next block's would not fit in FAR_ROOM (the
-    blocks they come from are written by then; FAR_ROOM is a block's most, GELU_GATHER of it, and keeps the
-    far branch's temporaries in the L2 cache: twice as much was 1.5-2x slower per element, measured)."""
+    the first), computed by _gelu_far and put in place when the next block's would not fit in `room` (the
+    blocks they come from are written by then). The room is a block's most, GELU_GATHER of it, which keeps
+    the far branch's temporaries in the L2 cache (computing twice as many together was slower per element)."""
 
     def __init__(self, flat_out):
         self.flat_out, self.count = flat_out, 0
+        self.room = min(max(1, int(BLOCK * GELU_GATHER)), flat_out.size)
         self.positions = self.values = self.scratch = None
 
     def add(self, where, start, xs):
-        if self.count + where.size > FAR_ROOM:
+        if self.count + where.size > self.room:
             self.flush()
         if self.positions is None:
-            room = min(FAR_ROOM, self.flat_out.size)
-            self.positions, self.values = np.empty(room, np.intp), np.empty(room, np.float32)
+            self.positions, self.values = np.empty(self.room, np.intp), np.empty(self.room, np.float32)
         end = self.count + where.size
         np.add(where, start, out=self.positions[self.count:end])
         np.take(xs, where, out=self.values[self.count:end], mode="clip")  # (where is in range)
@@ -303,8 +302,7 @@ class FarElements:
         if not n:
             return
         if self.scratch is None:
-            room = self.values.size
-            self.scratch = [np.empty(room, np.float32) for _ in range(5)], np.empty(room, np.int32)
+            self.scratch = [np.empty(self.room, np.float32) for _ in range(5)], np.empty(self.room, np.int32)
         floats, bits = self.scratch
         values, (result, *scratch) = self.values[:n], [f[:n] for f in floats]
         _gelu_far(values, result, *scratch)
