@@ -48,7 +48,8 @@ HALF, ONE = constants([0.5, 1])
 class Blocks:
     """Scratch buffers of one block: `count` float32 temporaries, a boolean mask and an int32 mask."""
 
-    def __init__(self, count: int, size: int = BLOCK):
+    def __init__(self, count: int, size: int | None = None):
+        size = size or BLOCK
         self.floats = [np.empty(size, np.float32) for _ in range(count)]
         self.mask = np.empty(size, np.bool_)
         self.bits = np.empty(size, np.int32)
