@@ -42,7 +42,8 @@ PHI_TAIL = [0.047457966953516006, -0.12856654822826385, 0.016514969989657402, 0.
 D_CENTER = 0.3921568691730499
 ERF_SMALL_F32, ERFC_LARGE_F32, PHI_SMALL_F32, PHI_TAIL_F32 = (
     constants(table) for table in (ERF_SMALL, ERFC_LARGE, PHI_SMALL, PHI_TAIL))
-HALF, ONE = constants([0.5, 1])
+HALF, NEG_HALF, ONE, TWO, ZERO, INF, NEG_INF = constants([0.5, -0.5, 1, 2, 0, np.inf, -np.inf])
+TAIL_CLIP, INF_CLIP, D_CENTER_F32 = constants([16, 64, D_CENTER])  # (_gelu_far)
 
 
 class Blocks:
@@ -202,14 +203,14 @@ def exp_half_square(x, out, t, scratch):
     np.subtract(x, out, out=scratch)  # low
     np.add(x, out, out=t)
     scratch *= t
-    scratch *= np.float32(0.5)  # d = low * (x + high) / 2
+    scratch *= HALF  # d = low * (x + high) / 2
     out *= out
-    out *= np.float32(-0.5)
+    out *= NEG_HALF
     np.exp(out, out=out)
-    np.multiply(scratch, np.float32(0.5), out=t)
-    t -= np.float32(1)
+    np.multiply(scratch, HALF, out=t)
+    t -= ONE
     t *= scratch
-    t += np.float32(1)
+    t += ONE
     out *= t
 
 
@@ -217,26 +218,26 @@ def _gelu_near(x, out, xx, t, halved=False):  # x * Phi(x) = x / 2 + x*x * C(x*x
     horner(PHI_SMALL_F32, xx, out)  # (t holds x / 2 already when halved)
     out *= xx
     if not halved:
-        np.multiply(x, np.float32(0.5), out=t)
+        np.multiply(x, HALF, out=t)
     out += t
 
 
 def _gelu_far(x, out, clipped, xx, t, shifted):  # x * Phi(x) = max(x, 0) - |x| * Phi(-|x|) for |x| >= 1
-    np.clip(x, np.float32(-16), np.float32(16), out=clipped)  # Phi(-16) is below float32's range
+    np.clip(x, -TAIL_CLIP, TAIL_CLIP, out=clipped)  # Phi(-16) is below float32's range
     exp_half_square(clipped, xx, t, shifted)
     np.abs(clipped, out=clipped)
-    np.add(clipped, np.float32(2), out=t)  # t = 1 / (1 + |x| / 2) = 2 / (2 + |x|), rounded alike
-    np.divide(np.float32(2), t, out=t)
-    np.subtract(t, np.float32(D_CENTER), out=shifted)
+    np.add(clipped, TWO, out=t)  # t = 1 / (1 + |x| / 2) = 2 / (2 + |x|), rounded alike
+    np.divide(TWO, t, out=t)
+    np.subtract(t, D_CENTER_F32, out=shifted)
     horner(PHI_TAIL_F32, shifted, out)
     out *= t
     out *= xx  # h = Phi(-|x|)
     # |x| * h, where |min(x, 64)| is |x| except at +inf (64: h = 0 gives +inf's result +inf;
     # -inf gives inf * 0 = NaN, as OpenVINO's formula does)
-    np.clip(x, np.float32(-np.inf), np.float32(64), out=t)  # (np.clip: np.minimum's bits, 3x faster)
+    np.clip(x, NEG_INF, INF_CLIP, out=t)  # (np.clip: np.minimum's bits, 3x faster)
     np.abs(t, out=t)
     out *= t
-    np.clip(x, np.float32(0), np.float32(np.inf), out=shifted)  # max(x, 0)
+    np.clip(x, ZERO, INF, out=shifted)  # max(x, 0)
     np.subtract(shifted, out, out=out)
 
 
@@ -254,7 +255,7 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     if out is None:
         out = np.empty(x.shape, np.float32)
     flat_in, flat_out = x.reshape(-1), out.reshape(-1)
-    scratch, whole = Blocks(2, GELU_BLOCK), None
+    scratch, whole = Blocks(2, min(GELU_BLOCK, flat_in.size)), None
     far = FarElements(flat_out)
     in_place = np.shares_memory(x, out)
     with np.errstate(all="ignore"):
