@@ -56,8 +56,11 @@ def raise_on(value):
     return value
 
 
-def slow(value):
-    time.sleep(1)
+def stall(value):
+    """Items 0-4 (the first chunk of 40 items on two workers: parallel.chunk_bounds) return at once, the others
+    wait a minute, longer than any test waits: a run of them is still running whenever a test signals it."""
+    if value >= 5:
+        time.sleep(60)
     return value
 
 

@@ -118,7 +118,7 @@ SLOW_RUN = """
     signal.signal(signal.SIGINT, signal.default_int_handler)
     from irrun.scale.parallel import map_ordered
     try:
-        map_ordered(parallel_tasks.slow, list(range(40)), jobs=2, dask="local",
+        map_ordered(parallel_tasks.stall, list(range(40)), jobs=2, dask="local",
                     on_result=lambda index, result: print("result", flush=True))
     except KeyboardInterrupt:
         print("interrupted", flush=True)

@@ -29,6 +29,7 @@ START_TIMEOUT = 60.0  # seconds for the host to report its scheduler's address
 CLOSE_TIMEOUT = 10.0  # seconds for the host to close the cluster and exit before it is killed
 POLL_INTERVAL = 0.05  # seconds between looks at a starting host
 TICK_INTERVAL = "1s"
+WORKER_STOP_TIMEOUT = 0.5  # seconds a stopping host gives its workers' tasks before their processes are killed
 
 
 def can_fork_host() -> bool:
@@ -228,3 +229,5 @@ async def _serve(jobs: int, report, stop_pipe: int) -> None:
             loop.add_reader(stop_pipe, stopped.set)  # readable when closed: at the client's end
             await stopped.wait()
             loop.remove_reader(stop_pipe)  # or it would keep firing while the cluster closes
+            # the client is done or gone: a task still running is not waited for (Dask's nannies would give it 4 s)
+            await asyncio.gather(*(nanny.close(timeout=WORKER_STOP_TIMEOUT) for nanny in cluster.workers.values()))
