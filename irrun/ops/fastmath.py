@@ -266,8 +266,8 @@ def gelu_erf_f32(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
             top = xx.max()
             if not top < 1:
                 if np.count_nonzero(far_mask(xx, top, is_far)) > xs.size * GELU_GATHER:
-                    whole = whole or Blocks(6)
-                    blockwise_into(_gelu_block, np.copy(xs) if in_place else xs, block_out, whole)
+                    whole = whole or (Blocks(6), np.empty(BLOCK, np.float32) if in_place else None)
+                    blockwise_into(_gelu_block, xs, block_out, *whole)
                     continue
                 far.add(np.flatnonzero(is_far), start, xs)
             np.multiply(xs, HALF, out=half)  # before block_out, which may be xs, is written
