@@ -90,3 +90,23 @@ def test_gelu_equals_the_block_kernel_bit_for_bit(far_fraction, in_place):
     want = blockwise(_gelu_block, x, 6)
     got = gelu_erf_f32(x, x) if in_place else gelu_erf_f32(x)
     np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
+@pytest.mark.parametrize("block", [1024, 8192])
+def test_gelu_bits_do_not_depend_on_the_block_sizes(block, monkeypatch):
+    """Blocks near and far, some mostly far (the whole-block fallback), some with a few far elements gathered
+    over several blocks (flushed when the next block's do not fit), NaN and signed zeros: the same bits with
+    small blocks as with the default ones, in place or not."""
+    from irrun.ops import fastmath
+    rng = np.random.default_rng(block)
+    x = rng.uniform(-1, 1, 300_007).astype(np.float32)
+    for start, fraction in [(0, 0.9), (70_000, 0.02), (150_000, 0.3), (230_000, 0.6)]:
+        part = x[start:start + 60_000]
+        far = rng.random(part.size) < fraction
+        part[far] = (rng.standard_normal(far.sum()) * 6).astype(np.float32)
+    x[rng.integers(0, x.size, 40)] = np.float32([np.nan, 0.0, -0.0, -1e-45, np.inf, -np.inf, 1e-30, -3e38] * 5)
+    want = gelu_erf_f32(x)
+    monkeypatch.setattr(fastmath, "BLOCK", block)
+    monkeypatch.setattr(fastmath, "GELU_BLOCK", 2 * block)
+    np.testing.assert_array_equal(gelu_erf_f32(x).view(np.int32), want.view(np.int32))
+    np.testing.assert_array_equal(gelu_erf_f32(x, x).view(np.int32), want.view(np.int32))
