@@ -7,7 +7,7 @@ against 1.3 s for spawned workers, measured on 2 cores). Its main thread only ru
 so a nanny that forks a replacement worker does not fork from inside another thread's Python code. The host
 closes the cluster when this process closes its end of a pipe, or dies.
 Otherwise (other threads running, or no fork on this system) the cluster runs in this process and starts its
-workers from a forkserver.
+workers from a forkserver (spawns them where the system has none).
 """
 from __future__ import annotations
 
