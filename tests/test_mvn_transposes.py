@@ -111,6 +111,8 @@ CASES = {  # name: (shape, spread, offset, make, fused steps, kernel steps)
         layer_norm(moved), moved))(transpose(x, [0, 2, 3, 1])), 0, 3),
     "two axes": ((2, 5, 6, 7), 1.0, 0.0, lambda x: opset6.mvn(transpose(x, [0, 2, 3, 1]), constant(
         np.array([2, 3], np.int64)), True, 1e-6, "inside_sqrt"), 0, 2),
+    "two in a row": ((1, 8, 4, 5), 1.0, 0.0, lambda x: transpose(layer_norm(transpose(layer_norm(transpose(
+        x, [0, 2, 3, 1])), [0, 3, 1, 2])), [0, 2, 3, 1]), 1, 3),  # the second MVN reads the fused step's output
 }
 
 

@@ -49,9 +49,12 @@ def fuse_mvn_transposes(plan) -> None:
             continue
         last = fused[-1]
         op = FusedMVN(step.node.op, order[-1], out_order, view)
-        plan.replace(fused, Step(KERNEL, dataclasses.replace(last.node, op=op), (first.inputs[0],), last.outputs,
-                                 [first.in_infos[0]], last.out_infos, kernel=op.run,
-                                 label=" + ".join(s.name for s in fused) + " (MVN in the first input's layout)"))
+        fused_step = Step(KERNEL, dataclasses.replace(last.node, op=op), (first.inputs[0],), last.outputs,
+                          [first.in_infos[0]], last.out_infos, kernel=op.run,
+                          label=" + ".join(s.name for s in fused) + " (MVN in the first input's layout)")
+        plan.replace(fused, fused_step)
+        for slot in fused_step.outputs:  # its Transpose back is gone: an MVN reading that (LayerNorms in a row) stays
+            del producers[slot]
 
 
 def _is(step, kind: str, version: int) -> bool:
