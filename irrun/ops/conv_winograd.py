@@ -22,6 +22,7 @@ MIN_CHANNELS = 32    # fewer input channels: the products are too thin to gain (
 MIN_TILES = 100      # 2x2 tiles per frame at least: 14x14 frames and smaller lose to the blocked columns
 TRANSFORM_BLOCK = 32  # output channels whose weights are transformed (in float64) together
 FRAMES_PER_CHUNK = 2  # output frames whose products are transformed back together (a few MB)
+TRANSFORM_FRAMES = 2  # input frames transformed together (both passes: the rows between them stay in the cache)
 
 
 def usable(x, w, strides, dilations):
@@ -97,7 +98,7 @@ def forward(x, weights, strides, begins, out, reserve):
             "Winograd tiles")
     planes = np.empty((frames, channels, 2, 2, th + 1, pitch), x.dtype)
     flat = planes.reshape(frames, channels, 2, 2, -1)
-    rows = np.empty((4, frames, channels, 2, tiles), x.dtype)
+    rows = np.empty((4, min(TRANSFORM_FRAMES, frames), channels, 2, tiles), x.dtype)
     transformed = np.empty((4, 4, frames, channels, tiles), x.dtype)
     products = np.empty((chunk, 4, 4, out_channels, tiles), x.dtype)
     result = np.empty((n, out_channels, do, ho, wo), x.dtype)
@@ -105,12 +106,14 @@ def forward(x, weights, strides, begins, out, reserve):
     for b in range(n):
         planes[...] = 0
         _place(x[b], planes, begins)
-        # B^T d along the height: rows 2i, 2i + 1 (parities 0, 1 at i) and 2i + 2, 2i + 3 (at i + 1)
-        d = [flat[:, :, r % 2, :, (r // 2) * pitch:(r // 2) * pitch + tiles] for r in range(4)]
-        _input_transform(d, rows)
-        # ... and along the width, the same with the column parities (a tile's last column is junk)
-        e = [rows[:, :, :, c % 2, c // 2:c // 2 + tiles - 1] for c in range(4)]
-        _input_transform(e, transformed.transpose(1, 0, 2, 3, 4)[..., :tiles - 1])
+        for f0 in range(0, frames, TRANSFORM_FRAMES):  # both passes a few frames at a time, in the cache
+            f1 = min(frames, f0 + TRANSFORM_FRAMES)
+            # B^T d along the height: rows 2i, 2i + 1 (parities 0, 1 at i) and 2i + 2, 2i + 3 (at i + 1)
+            d = [flat[f0:f1, :, r % 2, :, (r // 2) * pitch:(r // 2) * pitch + tiles] for r in range(4)]
+            _input_transform(d, rows[:, :f1 - f0])
+            # ... and along the width, the same with the column parities (a tile's last column is junk)
+            e = [rows[:, :f1 - f0, :, c % 2, c // 2:c // 2 + tiles - 1] for c in range(4)]
+            _input_transform(e, transformed.transpose(1, 0, 2, 3, 4)[:, :, f0:f1, :, :tiles - 1])
         transformed[..., tiles - 1] = 0
         for t0 in range(0, do, chunk):
             count = min(chunk, do - t0)
