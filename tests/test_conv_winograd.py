@@ -56,6 +56,24 @@ def test_tiles_match_plain_definition(dtype, monkeypatch):
         np.testing.assert_allclose(fast, generic, rtol=tol, atol=tol, err_msg=str(layer))
 
 
+def test_input_transformed_a_few_frames_at_a_time_gives_the_same_bits(monkeypatch):
+    """The input transform runs TRANSFORM_FRAMES frames at a time (the last chunk short): the same operations
+    per element as one pass over all frames."""
+    rng = np.random.default_rng(11)
+    for _ in range(6):
+        layer = random_layer(rng)
+        if min(layer["out"]) <= 0:
+            continue
+        x = rng.standard_normal(layer["x"]).astype(np.float32)
+        w = rng.standard_normal(layer["w"]).astype(np.float32)
+        results = []
+        for frames in (1, 3, 1 << 10):
+            monkeypatch.setattr(W, "TRANSFORM_FRAMES", frames)
+            results.append(run_both(x, w, layer, monkeypatch)[0])
+        for result in results[:2]:
+            np.testing.assert_array_equal(result, results[2], err_msg=str(layer))
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the plain kernel's own overflow, inf * 0
 @pytest.mark.parametrize("where", ["input", "weights", "overflow"])
 def test_values_that_are_not_finite_take_the_plain_kernel(where, monkeypatch):

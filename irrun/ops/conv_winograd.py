@@ -22,7 +22,7 @@ MIN_CHANNELS = 32    # fewer input channels: the products are too thin to gain (
 MIN_TILES = 100      # 2x2 tiles per frame at least: 14x14 frames and smaller lose to the blocked columns
 TRANSFORM_BLOCK = 32  # output channels whose weights are transformed (in float64) together
 FRAMES_PER_CHUNK = 2  # output frames whose products are transformed back together (a few MB)
-TRANSFORM_FRAMES = 2  # input frames transformed together (both passes: the rows between them stay in the cache)
+TRANSFORM_FRAMES = 4  # input frames transformed together (both passes: the rows between them stay in the cache)
 
 
 def usable(x, w, strides, dilations):
