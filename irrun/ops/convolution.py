@@ -635,7 +635,10 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=N
         im2col_flat(padded, weights, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
     # im2col chunked over the batch, then over the first output axis, so the column buffer stays bounded;
-    # each chunk's matmul writes its rows of the result
+    # each chunk's matmul writes its rows of the result. Strided layers spend most of their time in that
+    # matmul (64 output channels: ~70 GFLOPS against ~90 at 128 rows, one thread); measured without gain
+    # (issue 23: 7x7 stride-2 stems, 3x3 stride-2 layers, 2D and 3D): columns copied as contiguous runs of
+    # the stride phases (conv_implicit.Phases), conv_blocked's cache-sized blocks for 2D layers
     per_row = ck * groups * (positions // out[0]) * dtype().itemsize
     rows_per_chunk = max(1, CHUNK_BYTES // max(per_row, 1))
     batch_per_chunk = max(1, rows_per_chunk // out[0]) if rows_per_chunk >= out[0] else 1
