@@ -56,9 +56,9 @@ def test_tiles_match_plain_definition(dtype, monkeypatch):
         np.testing.assert_allclose(fast, generic, rtol=tol, atol=tol, err_msg=str(layer))
 
 
-def test_input_transformed_a_few_frames_at_a_time_gives_the_same_bits(monkeypatch):
-    """The input transform runs TRANSFORM_FRAMES frames at a time (the last chunk short): the same operations
-    per element as one pass over all frames."""
+def test_input_transformed_a_block_of_channels_at_a_time_gives_the_same_bits(monkeypatch):
+    """The input transform runs a frame's block of channels at a time (ROWS_BYTES; the last block short): the
+    same operations per element as one pass over all channels."""
     rng = np.random.default_rng(11)
     for _ in range(6):
         layer = random_layer(rng)
@@ -67,8 +67,8 @@ def test_input_transformed_a_few_frames_at_a_time_gives_the_same_bits(monkeypatc
         x = rng.standard_normal(layer["x"]).astype(np.float32)
         w = rng.standard_normal(layer["w"]).astype(np.float32)
         results = []
-        for frames in (1, 3, 1 << 10):
-            monkeypatch.setattr(W, "TRANSFORM_FRAMES", frames)
+        for nbytes in (1, 2 * 8 * 4 * 56, 1 << 30):  # one channel, a few (up to 56 tiles: two), all
+            monkeypatch.setattr(W, "ROWS_BYTES", nbytes)
             results.append(run_both(x, w, layer, monkeypatch)[0])
         for result in results[:2]:
             np.testing.assert_array_equal(result, results[2], err_msg=str(layer))

@@ -22,7 +22,7 @@ MIN_CHANNELS = 32    # fewer input channels: the products are too thin to gain (
 MIN_TILES = 100      # 2x2 tiles per frame at least: 14x14 frames and smaller lose to the blocked columns
 TRANSFORM_BLOCK = 32  # output channels whose weights are transformed (in float64) together
 FRAMES_PER_CHUNK = 2  # output frames whose products are transformed back together (a few MB)
-TRANSFORM_FRAMES = 4  # input frames transformed together (both passes: the rows between them stay in the cache)
+ROWS_BYTES = 1 << 19  # the input transform's rows between its two passes: a frame's block of channels this large
 
 
 def usable(x, w, strides, dilations):
@@ -92,13 +92,14 @@ def forward(x, weights, strides, begins, out, reserve):
     frames = (do - 1) * strides[0] + depth
     item = x.itemsize
     chunk = min(FRAMES_PER_CHUNK, do)  # 2D layers (a depth of one): one frame
-    reserve((frames * channels * (4 * (th + 1) * pitch + 8 * tiles + 16 * tiles)
+    block = max(1, min(channels, ROWS_BYTES // (8 * tiles * item)))  # channels per block of rows
+    reserve((frames * channels * (4 * (th + 1) * pitch + 16 * tiles) + block * 8 * tiles
              + chunk * 24 * out_channels * tiles) * item + (0 if ho % 2 == wo % 2 == 0 else
                                                            out_channels * chunk * 4 * th * tw * item),
             "Winograd tiles")
     planes = np.empty((frames, channels, 2, 2, th + 1, pitch), x.dtype)
     flat = planes.reshape(frames, channels, 2, 2, -1)
-    rows = np.empty((4, min(TRANSFORM_FRAMES, frames), channels, 2, tiles), x.dtype)
+    rows = np.empty((4, block, 2, tiles), x.dtype)
     transformed = np.empty((4, 4, frames, channels, tiles), x.dtype)
     products = np.empty((chunk, 4, 4, out_channels, tiles), x.dtype)
     result = np.empty((n, out_channels, do, ho, wo), x.dtype)
@@ -106,14 +107,15 @@ def forward(x, weights, strides, begins, out, reserve):
     for b in range(n):
         planes[...] = 0
         _place(x[b], planes, begins)
-        for f0 in range(0, frames, TRANSFORM_FRAMES):  # both passes a few frames at a time, in the cache
-            f1 = min(frames, f0 + TRANSFORM_FRAMES)
-            # B^T d along the height: rows 2i, 2i + 1 (parities 0, 1 at i) and 2i + 2, 2i + 3 (at i + 1)
-            d = [flat[f0:f1, :, r % 2, :, (r // 2) * pitch:(r // 2) * pitch + tiles] for r in range(4)]
-            _input_transform(d, rows[:, :f1 - f0])
-            # ... and along the width, the same with the column parities (a tile's last column is junk)
-            e = [rows[:, :f1 - f0, :, c % 2, c // 2:c // 2 + tiles - 1] for c in range(4)]
-            _input_transform(e, transformed.transpose(1, 0, 2, 3, 4)[:, :, f0:f1, :, :tiles - 1])
+        for f in range(frames):  # both passes a block of channels at a time: the rows stay in the cache
+            for c0 in range(0, channels, block):
+                c1 = min(channels, c0 + block)
+                # B^T d along the height: rows 2i, 2i + 1 (parities 0, 1 at i) and 2i + 2, 2i + 3 (at i + 1)
+                d = [flat[f, c0:c1, r % 2, :, (r // 2) * pitch:(r // 2) * pitch + tiles] for r in range(4)]
+                _input_transform(d, rows[:, :c1 - c0])
+                # ... and along the width, the same with the column parities (a tile's last column is junk)
+                e = [rows[:, :c1 - c0, c % 2, c // 2:c // 2 + tiles - 1] for c in range(4)]
+                _input_transform(e, transformed.transpose(1, 0, 2, 3, 4)[:, :, f, c0:c1, :tiles - 1])
         transformed[..., tiles - 1] = 0
         for t0 in range(0, do, chunk):
             count = min(chunk, do - t0)
