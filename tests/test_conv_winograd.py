@@ -57,8 +57,8 @@ def test_tiles_match_plain_definition(dtype, monkeypatch):
 
 
 def test_input_transformed_a_block_of_channels_at_a_time_gives_the_same_bits(monkeypatch):
-    """The input transform runs a frame's block of channels at a time (ROWS_BYTES; the last block short): the
-    same operations per element as one pass over all channels."""
+    """The input transform runs a frame's block of channels at a time, the inverse a block of output channels
+    (ROWS_BYTES; the last block short): the same operations per element as one pass over all channels."""
     rng = np.random.default_rng(11)
     for _ in range(6):
         layer = random_layer(rng)

@@ -22,7 +22,7 @@ MIN_CHANNELS = 32    # fewer input channels: the products are too thin to gain (
 MIN_TILES = 100      # 2x2 tiles per frame at least: 14x14 frames and smaller lose to the blocked columns
 TRANSFORM_BLOCK = 32  # output channels whose weights are transformed (in float64) together
 FRAMES_PER_CHUNK = 2  # output frames whose products are transformed back together (a few MB)
-ROWS_BYTES = 1 << 19  # the input transform's rows between its two passes: a frame's block of channels this large
+ROWS_BYTES = 1 << 19  # the transforms' rows between their two passes: a block of channels this large
 
 
 def usable(x, w, strides, dilations):
@@ -93,6 +93,7 @@ def forward(x, weights, strides, begins, out, reserve):
     item = x.itemsize
     chunk = min(FRAMES_PER_CHUNK, do)  # 2D layers (a depth of one): one frame
     block = max(1, min(channels, ROWS_BYTES // (8 * tiles * item)))  # channels per block of rows
+    inverse_block = max(1, min(out_channels, ROWS_BYTES // (8 * chunk * tiles * item)))
     reserve((frames * channels * (4 * (th + 1) * pitch + 16 * tiles) + block * 8 * tiles
              + chunk * 24 * out_channels * tiles) * item + (0 if ho % 2 == wo % 2 == 0 else
                                                            out_channels * chunk * 4 * th * tw * item),
@@ -124,7 +125,8 @@ def forward(x, weights, strides, begins, out, reserve):
                 f0 = (t0 + i) * strides[0]
                 matmul(weights, stacked[:, f0 * channels:(f0 + depth) * channels],
                        out=m[i].reshape(16, out_channels, tiles))
-            _inverse(m, result[b, :, t0:t0 + count], th, tw)
+            for o0 in range(0, out_channels, inverse_block):  # the rows between its passes stay in the cache
+                _inverse(m[:, :, :, o0:o0 + inverse_block], result[b, o0:o0 + inverse_block, t0:t0 + count], th, tw)
     if not np.isfinite(result).all():
         return None
     return result
