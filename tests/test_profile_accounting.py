@@ -42,6 +42,7 @@ def test_profile_total_is_the_wall_time(tmp_path):
     report = profiler.report()
     assert "Time outside layers:" in report and timeline.PLANNING in report
     assert f"Total: {profiler.wall * 1e3:.3f} ms, the run's wall time" in report
+    assert "Most of the run-time inference is NonMaxSuppression-9" in report.splitlines()[-1]
 
 
 def test_one_profiler_over_several_runs(tmp_path):
