@@ -50,6 +50,7 @@ class Step:
     label: str = ""             # what the step computes, for printing (defaults to the layer)
     inplace: bool = False       # may write output 0 into the buffer of input `inplace_port` (irrun/engine/inplace.py)
     inplace_port: int = 0
+    inferred: object = None     # dynamic steps: (input shapes, output infos) to reuse, or False (engine/reinfer.py)
 
     @property
     def name(self) -> str:

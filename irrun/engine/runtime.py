@@ -24,6 +24,7 @@ from ..ops.state import AssignBase, ReadValueBase
 from ..ops.shapes import numel, parse_dim, shape_str
 from .plan import (CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, all_static, all_values, any_value,
                    tensor_bytes)
+from .reinfer import infer_at_run
 from .replan import make_template, replan, reuse_key
 from .session import Session
 from .timeline import INFERENCE, INPUTS, OBSERVERS, PLANNING, START, STEPS, THREADS
@@ -366,7 +367,7 @@ class Model:
             if step.dynamic:
                 in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
                             for array, info in zip(in_arrays, step.in_infos)]
-                out_infos = self._infer(step.node, in_infos)
+                out_infos = infer_at_run(self, step, in_arrays, in_infos)
                 if step.state == "read":
                     current = variables.get(step.variable)
                     current = None if current is None else TensorInfo(current[0].shape, current[1])
