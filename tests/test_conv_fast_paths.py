@@ -21,7 +21,7 @@ from openvino import opset1
 
 import oracle as O
 from irrun.ops import convolution as C
-from irrun.ops import depthwise_nhwc
+from irrun.ops import depthwise_direct, depthwise_nhwc
 
 
 def plain_conv(x, w, strides, dilations, begins, out):
@@ -111,6 +111,8 @@ KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last", "depthw
 @pytest.mark.parametrize("kind", KINDS)
 def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
     rng = np.random.default_rng([7, KINDS.index(kind), np.dtype(dtype).num])
+    # 2D stride 1 takes depthwise_direct (test_direct_*): off here, so the other kernels see those cases too
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     # the channels-last einsum over a transposed copy (depthwise_nhwc): forced on, or off for the other kinds
     monkeypatch.setattr(depthwise_nhwc, "usable", lambda groups, out_per_group, *sizes:
                         kind == "depthwise-nhwc" and out_per_group == 1)
@@ -224,6 +226,7 @@ def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
     channel and of all."""
     from irrun.ops import depthwise_gemm
     monkeypatch.setattr(depthwise_gemm, "usable", lambda dtype, kernel, strides, out: True)
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     monkeypatch.setattr(C, "use_columns", lambda *args: False)
     monkeypatch.setattr(C, "channels_last", lambda *args: False)
     rng = np.random.default_rng([11, np.dtype(dtype).num])
@@ -235,8 +238,8 @@ def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
 
 
 def test_depthwise_gemm_on_a_convnext_shape():
-    """A ConvNeXt-style 7x7 depthwise layer: banded matrices usable (stride 1 takes the column einsums
-    first, measured faster)."""
+    """A ConvNeXt-style 7x7 depthwise layer: banded matrices usable (stride 1 takes depthwise_direct first,
+    measured faster)."""
     from irrun.ops import depthwise_gemm
     rng = np.random.default_rng(12)
     x = rng.standard_normal((1, 8, 30, 33)).astype(np.float32)
@@ -249,11 +252,12 @@ def test_depthwise_gemm_on_a_convnext_shape():
 # depthwise layers of the zoo's shapes (scaled down) and the kernel each takes: (channels, height, width,
 # kernel, stride, pad, dilation, kernel); [N, C, H, W] input, groups == C
 ZOO_LAYERS = [
-    (16, 30, 33, 7, 1, 3, 1, "columns"),         # ConvNeXt 7x7
-    (12, 29, 28, 5, 1, 4, 2, "columns"),         # 5x5 dilated, stride 1, 28 wide
-    (64, 7, 7, 5, 1, 2, 1, "channels-last"),     # 5x5 over few positions, too few channels for nhwc
+    (16, 30, 33, 7, 1, 3, 1, "direct"),          # ConvNeXt 7x7
+    (12, 29, 28, 5, 1, 4, 2, "direct"),          # 5x5 dilated, stride 1, 28 wide
+    (64, 7, 7, 5, 1, 2, 1, "direct"),            # 5x5 over few positions, too few channels for nhwc
+    (96, 21, 20, 7, 1, 3, 1, "direct"),          # enough channels for nhwc, too many positions (ConvNeXt 28x28)
     (40, 28, 28, 5, 2, 2, 1, "strided-columns"), # strided 5x5, too few channels for nhwc
-    (8, 20, 20, 3, 1, 1, 1, "columns"),          # MobileNet 3x3
+    (8, 20, 20, 3, 1, 1, 1, "direct"),           # MobileNet 3x3
     (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
     (96, 7, 7, 5, 1, 2, 1, "nhwc"),              # MnasNet/EfficientNet late 5x5
     (72, 28, 28, 5, 2, 2, 1, "nhwc"),            # strided 5x5
@@ -282,6 +286,7 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
     spy(depthwise_gemm, "depthwise_gemm", "banded")
     spy(C, "_flat_sums_channels_last", "channels-last")
     spy(C, "depthwise_columns", "columns")
+    spy(depthwise_direct, "depthwise_direct", "direct")
     spy(C, "depthwise_strided_columns", "strided-columns")
     spy(depthwise_nhwc, "depthwise_channels_last", "nhwc")
     rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
@@ -360,6 +365,7 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
     the plain definition."""
     monkeypatch.setattr(C, "channels_last", lambda groups, out_per_group, *sizes: out_per_group == 1)
     monkeypatch.setattr(C, "use_columns", lambda *args: False)
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
     rng = np.random.default_rng([16, np.dtype(dtype).num])
     einsums = []
@@ -409,3 +415,68 @@ def test_strided_columns_match_plain_definition(dtype, monkeypatch):
                                         dims_below=20, strided_axis=i % 2)
         check(case, *arrays(rng, case, dtype))
     assert len(taken) >= 12
+
+
+DIRECT_EDGES = [  # (n, channels, out per group, h, w, kernel, dilation, begins, ends): odd sizes, crops, wide pads
+    (2, 5, 1, 9, 7, (3, 3), (1, 1), (1, 1), (1, 1)),
+    (1, 3, 3, 6, 11, (2, 5), (2, 1), (0, 2), (1, 3)),
+    (2, 4, 2, 8, 8, (3, 1), (1, 1), (-1, 0), (2, -1)),
+    (1, 2, 1, 3, 4, (5, 5), (1, 1), (4, 4), (4, 4)),    # pads wider than the input: windows of zeros only
+    (1, 7, 1, 1, 9, (1, 7), (1, 2), (0, 6), (0, 6)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+def test_direct_matches_the_padded_columns_and_the_plain_definition(dtype, monkeypatch):
+    """depthwise_direct (2D stride 1) against depthwise_columns, the kernel it replaces (same products, same order:
+    equal to the bit, NaN and inf included, but for outputs one column wide), and against the plain definition, on random cases (kernels 1-7,
+    dilations 1-2, pads from -1, channel multipliers, batch 2) and hand-picked edges, with blocks of one channel
+    and of all."""
+    rng = np.random.default_rng([21, np.dtype(dtype).num])
+    real = depthwise_direct.depthwise_direct
+    taken = []
+    monkeypatch.setattr(depthwise_direct, "depthwise_direct", lambda *args: taken.append(1) or real(*args))
+    monkeypatch.setattr(depthwise_nhwc, "usable", lambda *args: False)
+    cases = [random_2d_depthwise_case(rng, kernel_below=8, stride_below=2, dilation_below=3, pad_below=4,
+                                      dims_below=24) for _ in range(16)]
+    cases = [case for case in cases if min(case["out"]) > 0]  # (an empty output returns before any kernel)
+    for n, channels, multiplier, h, w_, kernel, dil, begins, ends in DIRECT_EDGES:
+        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+        out = [dim + b + e - f + 1 for dim, b, e, f in zip((h, w_), begins, ends, eff)]
+        cases.append(dict(n=n, groups=channels, in_per_group=1, out_per_group=multiplier, dims=[h, w_],
+                          kernel=list(kernel), strides=[1, 1], dil=list(dil), begins=list(begins), out=out))
+    for i, case in enumerate(cases):
+        monkeypatch.setattr(depthwise_direct, "BLOCK_BYTES", 64 if i % 2 else 1 << 19)
+        x, w = arrays(rng, case, dtype)
+        if x.dtype.kind == "f" and i % 3 == 0:
+            x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
+        args = (x, w, case["strides"], case["dil"], case["begins"], case["out"])
+        before = len(taken)
+        got = C.conv_forward(*args)
+        assert len(taken) == before + 1, case
+        with monkeypatch.context() as columns_only:
+            columns_only.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
+            columns_only.setattr(C, "use_columns", lambda *args: True)
+            columns = C.conv_forward(*args)
+        if case["out"][1] > 1 or x.dtype.kind != "f":
+            np.testing.assert_array_equal(got, columns, err_msg=str(case))
+        else:  # one output column: positions and kernel rows are one stride apart, the einsum may sum in any order
+            np.testing.assert_allclose(got, columns, rtol=1e-6, atol=1e-6, err_msg=str(case))
+        if np.isfinite(x).all():
+            check(case, x, w)
+
+
+def test_direct_reserves_its_buffers_first():
+    """The column copies of a block of channels are asked for before they are made: 3 copies of 12 rows of 9
+    outputs per channel, all 6 channels in one block, f32."""
+    x = np.ones((1, 6, 10, 9), np.float32)
+    w = np.ones((6, 1, 1, 3, 3), np.float32)
+    asked = []
+
+    def refuse(nbytes, what):
+        asked.append((nbytes, what))
+        raise MemoryError(what)
+
+    with pytest.raises(MemoryError):
+        C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [10, 9], refuse)
+    assert asked == [(6 * 3 * 12 * 9 * 4, "depthwise column buffers")]
