@@ -256,9 +256,10 @@ ZOO_LAYERS = [
     (12, 29, 28, 5, 1, 4, 2, "direct"),          # 5x5 dilated, stride 1, 28 wide
     (64, 7, 7, 5, 1, 2, 1, "direct"),            # 5x5 over few positions, too few channels for nhwc
     (96, 21, 20, 7, 1, 3, 1, "direct"),          # enough channels for nhwc, too many positions (ConvNeXt 28x28)
-    (40, 28, 28, 5, 2, 2, 1, "strided-columns"), # strided 5x5, too few channels for nhwc
+    (40, 28, 28, 5, 2, 2, 1, "direct"),          # strided 5x5, too few channels for nhwc
     (8, 20, 20, 3, 1, 1, 1, "direct"),           # MobileNet 3x3
-    (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
+    (8, 21, 20, 3, 2, 1, 1, "direct"),           # strided 3x3
+    (40, 41, 40, 3, 2, 1, 1, "direct"),          # strided 3x3, too few channels for nhwc
     (96, 7, 7, 5, 1, 2, 1, "nhwc"),              # MnasNet/EfficientNet late 5x5
     (72, 28, 28, 5, 2, 2, 1, "nhwc"),            # strided 5x5
     (144, 27, 28, 3, 2, 1, 1, "nhwc"),           # MobileNet v2 strided 3x3, odd height
@@ -298,7 +299,7 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
     names, expected = O.run_cpu(built)
     O.assert_same(O.run_irrun(built), expected, names, atol=4e-6 * k * k + 1e-5,
                   f16_ulp=dtype == np.float16, context=str(layer))
-    assert set(taken) == ({kernel} if kernel != "per-channel" else set()), taken
+    assert set(taken) == {kernel}, taken
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
@@ -306,6 +307,7 @@ def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
     """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result (in 2D
     too, with the row phases' einsums off), or the row phases' einsums (on)."""
     monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     rng = np.random.default_rng([14, np.dtype(dtype).num])
     for spatial in (1, 2, 3):
         case = dict(n=2, groups=3, in_per_group=1, out_per_group=2, dims=[11] * spatial, kernel=[3] * spatial,
@@ -320,10 +322,11 @@ def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
             monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
 
 
-def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows():
+def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows(monkeypatch):
     """An inf or NaN input reaches only the outputs whose windows hold it, as in the plain definition
     (the banded products would multiply it by zero elsewhere)."""
     from irrun.ops import depthwise_gemm
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     rng = np.random.default_rng(15)
     x = rng.standard_normal((1, 4, 30, 32)).astype(np.float32)
     x[0, 0, 10, 5], x[0, 1, 3, 20], x[0, 2, 17, 17], x[0, 3, 0, 0] = np.inf, -np.inf, np.nan, np.inf
@@ -406,6 +409,7 @@ def test_strided_columns_match_plain_definition(dtype, monkeypatch):
     multipliers, blocks of one channel and of all."""
     rng = np.random.default_rng([17, np.dtype(dtype).num])
     monkeypatch.setattr(C, "use_strided_columns", lambda kernel, strides: max(strides) > 1)
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     taken = []
     real = C.depthwise_strided_columns
     monkeypatch.setattr(C, "depthwise_strided_columns", lambda *args: taken.append(1) or real(*args))
@@ -417,36 +421,46 @@ def test_strided_columns_match_plain_definition(dtype, monkeypatch):
     assert len(taken) >= 12
 
 
-DIRECT_EDGES = [  # (n, channels, out per group, h, w, kernel, dilation, begins, ends): odd sizes, crops, wide pads
-    (2, 5, 1, 9, 7, (3, 3), (1, 1), (1, 1), (1, 1)),
-    (1, 3, 3, 6, 11, (2, 5), (2, 1), (0, 2), (1, 3)),
-    (2, 4, 2, 8, 8, (3, 1), (1, 1), (-1, 0), (2, -1)),
-    (1, 2, 1, 3, 4, (5, 5), (1, 1), (4, 4), (4, 4)),    # pads wider than the input: windows of zeros only
-    (1, 7, 1, 1, 9, (1, 7), (1, 2), (0, 6), (0, 6)),
+DIRECT_EDGES = [  # (n, channels, out per group, h, w, kernel, stride, dilation, begins, ends): odd sizes, crops, wide pads
+    (2, 5, 1, 9, 7, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    (1, 3, 3, 6, 11, (2, 5), (1, 1), (2, 1), (0, 2), (1, 3)),
+    (2, 4, 2, 8, 8, (3, 1), (1, 1), (1, 1), (-1, 0), (2, -1)),
+    (1, 2, 1, 3, 4, (5, 5), (1, 1), (1, 1), (4, 4), (4, 4)),    # pads wider than the input: windows of zeros only
+    (1, 7, 1, 1, 9, (1, 7), (1, 1), (1, 2), (0, 6), (0, 6)),
+    (2, 6, 1, 13, 12, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # MobileNet's strided 3x3, odd height
+    (1, 4, 2, 17, 15, (5, 4), (3, 2), (2, 3), (3, -1), (4, 2)),  # row classes of several kernel rows, a crop
+    (1, 3, 1, 9, 9, (3, 3), (5, 6), (1, 1), (2, 0), (0, 2)),    # strides beyond the kernel: phases without rows
+    (2, 2, 1, 5, 6, (6, 6), (2, 2), (1, 1), (5, 5), (5, 5)),    # strided windows of padding only
 ]
 
 
+def direct_cases(rng):
+    cases = [random_2d_depthwise_case(rng, kernel_below=8, stride_below=5 if i % 2 else 2, dilation_below=3,
+                                      pad_below=4, dims_below=24) for i in range(24)]
+    for n, channels, multiplier, h, w_, kernel, strides, dil, begins, ends in DIRECT_EDGES:
+        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+        out = [(dim + b + e - f) // s + 1 for dim, b, e, f, s in zip((h, w_), begins, ends, eff, strides)]
+        cases.append(dict(n=n, groups=channels, in_per_group=1, out_per_group=multiplier, dims=[h, w_],
+                          kernel=list(kernel), strides=list(strides), dil=list(dil), begins=list(begins), out=out))
+    return [case for case in cases if min(case["out"]) > 0]  # (an empty output returns before any kernel)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
-def test_direct_matches_the_padded_columns_and_the_plain_definition(dtype, monkeypatch):
-    """depthwise_direct (2D stride 1) against depthwise_columns, the kernel it replaces (same products, same order:
-    equal to the bit, NaN and inf included, but for outputs one column wide), and against the plain definition, on random cases (kernels 1-7,
-    dilations 1-2, pads from -1, channel multipliers, batch 2) and hand-picked edges, with blocks of one channel
-    and of all."""
+def test_direct_matches_the_kernels_it_replaces_and_the_plain_definition(dtype, monkeypatch):
+    """depthwise_direct (2D) against the kernels that served these layers before it, and against the plain
+    definition, on random cases (kernels 1-7, strides 1-4, dilations 1-2, pads from -1, channel multipliers,
+    batch 2) and hand-picked edges, with NaN and inf inputs, blocks of one channel and of all. Stride 1 against
+    depthwise_columns: same products, same order, equal to the bit (but for outputs one column wide, whose
+    positions and kernel rows are one stride apart: the einsum may sum those in another order); strided
+    against the stride phases or the row phases' einsums: equal to rounding, non-finite outputs alike."""
     rng = np.random.default_rng([21, np.dtype(dtype).num])
     real = depthwise_direct.depthwise_direct
     taken = []
     monkeypatch.setattr(depthwise_direct, "depthwise_direct", lambda *args: taken.append(1) or real(*args))
     monkeypatch.setattr(depthwise_nhwc, "usable", lambda *args: False)
-    cases = [random_2d_depthwise_case(rng, kernel_below=8, stride_below=2, dilation_below=3, pad_below=4,
-                                      dims_below=24) for _ in range(16)]
-    cases = [case for case in cases if min(case["out"]) > 0]  # (an empty output returns before any kernel)
-    for n, channels, multiplier, h, w_, kernel, dil, begins, ends in DIRECT_EDGES:
-        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
-        out = [dim + b + e - f + 1 for dim, b, e, f in zip((h, w_), begins, ends, eff)]
-        cases.append(dict(n=n, groups=channels, in_per_group=1, out_per_group=multiplier, dims=[h, w_],
-                          kernel=list(kernel), strides=[1, 1], dil=list(dil), begins=list(begins), out=out))
+    cases = direct_cases(rng)
     for i, case in enumerate(cases):
-        monkeypatch.setattr(depthwise_direct, "BLOCK_BYTES", 64 if i % 2 else 1 << 19)
+        monkeypatch.setattr(depthwise_direct, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
         x, w = arrays(rng, case, dtype)
         if x.dtype.kind == "f" and i % 3 == 0:
             x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
@@ -454,16 +468,20 @@ def test_direct_matches_the_padded_columns_and_the_plain_definition(dtype, monke
         before = len(taken)
         got = C.conv_forward(*args)
         assert len(taken) == before + 1, case
-        with monkeypatch.context() as columns_only:
-            columns_only.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
-            columns_only.setattr(C, "use_columns", lambda *args: True)
-            columns = C.conv_forward(*args)
-        if case["out"][1] > 1 or x.dtype.kind != "f":
-            np.testing.assert_array_equal(got, columns, err_msg=str(case))
-        else:  # one output column: positions and kernel rows are one stride apart, the einsum may sum in any order
-            np.testing.assert_allclose(got, columns, rtol=1e-6, atol=1e-6, err_msg=str(case))
+        stride_one = case["strides"] == [1, 1]
+        with monkeypatch.context() as old_kernels:
+            old_kernels.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
+            old_kernels.setattr(C, "use_columns", lambda *args: True)
+            old_kernels.setattr(C, "use_strided_columns", lambda kernel, strides: i % 4 == 1)
+            before = C.conv_forward(*args)
+        if x.dtype.kind != "f" or stride_one and case["out"][1] > 1:
+            np.testing.assert_array_equal(got, before, err_msg=str(case))
+        else:
+            tol = (1e-12 if x.dtype == np.float64 else 1e-6) * int(np.prod(case["kernel"])) + 1e-6
+            np.testing.assert_allclose(got, before, rtol=tol, atol=tol, err_msg=str(case))
         if np.isfinite(x).all():
             check(case, x, w)
+    assert len(cases) >= 28
 
 
 def test_direct_reserves_its_buffers_first():

@@ -273,9 +273,9 @@ DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2
 
 
 def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
-    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset: 2D stride 1 as einsums over
-    shifted copies written straight into the output (depthwise_direct) unless the output is small enough for
-    the channels-last einsum, other stride 1 as einsums over shifted copies or sums over the flattened input
+    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset: 2D as einsums over shifted
+    copies written straight into the output (depthwise_direct) unless the channels-last einsum takes the
+    layer (strided, or stride 1 with a small output); 1D and 3D: stride 1 as einsums over shifted copies or sums over the flattened input
     (depthwise_flat), strided 2D as einsums over shifted
     copies of the row phases (depthwise_strided_columns), other strides up to 4 over the stride phases
     (depthwise_phases) or, for wide 2D kernels with stride 1 along the width, matrix products with banded
@@ -284,10 +284,10 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     kernel = w.shape[3:]
     direct = depthwise_direct.usable(kernel, strides)
     if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)) and \
-            (not direct or math.prod(out) <= depthwise_direct.FEW_POSITIONS):
+            (not direct or max(strides) > 1 or math.prod(out) <= depthwise_direct.FEW_POSITIONS):
         return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)
     if direct:
-        return depthwise_direct.depthwise_direct(x, begins, w, dilations, out, view, reserve)
+        return depthwise_direct.depthwise_direct(x, begins, w, strides, dilations, out, view, reserve)
     banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
     strided_columns = use_strided_columns(kernel, strides) and not banded
     if 1 < max(strides) <= 4 and not banded and not strided_columns:
