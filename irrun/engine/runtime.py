@@ -14,7 +14,6 @@ from ..ops.budget import Budget
 from .decompression import Decompression
 from . import subnormal_products  # noqa: F401,E402 (registers its plan rewrite, after decompression's)
 from . import mvn_transposes  # noqa: F401,E402 (registers its plan rewrite)
-from . import conv_activation  # noqa: F401,E402 (registers its plan rewrite)
 from ..errors import ExecutionError, InputError, IRError
 from .graph import Graph, Node
 from ..ir.types import ElementType, element_type, from_dtype

@@ -153,20 +153,17 @@ class _ForwardConv(_ConvBase):
         batch = None if data.shape is None else data.shape[0]
         return [TensorInfo((batch, out_channels, *out), data.type)]
 
-    def run(self, inputs, in_infos, out_infos, epilogue=None):
-        """`epilogue`: see conv_forward (engine/conv_activation.py passes one where the result is in the work type)."""
+    def run(self, inputs, in_infos, out_infos):
         x, w = inputs
         _, groups = self.channels(in_infos[0], in_infos[1])
         if self._pointwise_attributes():
             result = conv_pointwise.product(x, w, groups, out_infos[0].type.storage)
             if result is not None:
-                if epilogue is not None:
-                    epilogue(result)
                 return [result]
         out, begins, w = self._geometry(x, w, groups)
         # constant weights only; no 1x1 kernel transforms its weights
         cache = self.prepared(inputs[1], w) if in_infos[1].value is not None and math.prod(w.shape[3:]) > 1 else None
-        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache, epilogue)
+        result = conv_forward(x, w, self.strides, self.dilations, begins, out, self.reserve, cache)
         return [_to_type(result, out_infos[0].type.storage)]
 
     def _geometry(self, x, w, groups):
@@ -275,12 +272,12 @@ def _padded(x, begins, out, kernel, strides, dilations):
 DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2 cache
 
 
-def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve, epilogue=None):
+def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     """view [N, G, Og, *out] = the sum of the contributions of each kernel offset: 2D as einsums over shifted
-    copies written straight into the output (depthwise_direct, which applies `epilogue` to each block it
-    writes) unless the channels-last einsum takes the layer (strided, or stride 1 with a small output); else
-    stride 1 as einsums over shifted copies or sums over the flattened input (depthwise_flat), strided 2D as
-    einsums over shifted copies of the row phases (depthwise_strided_columns), other strides up to 4 over the stride phases
+    copies written straight into the output (depthwise_direct) unless the channels-last einsum takes the
+    layer (strided, or stride 1 with a small output); 1D and 3D: stride 1 as einsums over shifted copies or sums over the flattened input
+    (depthwise_flat), strided 2D as einsums over shifted
+    copies of the row phases (depthwise_strided_columns), other strides up to 4 over the stride phases
     (depthwise_phases) or, for wide 2D kernels with stride 1 along the width, matrix products with banded
     weights (depthwise_gemm); else, one cache-sized block of channels at a time, a product into a scratch
     buffer and an in-place add per offset."""
@@ -290,7 +287,7 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve, epi
             (not direct or max(strides) > 1 or math.prod(out) <= depthwise_direct.FEW_POSITIONS):
         return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)
     if direct:
-        return depthwise_direct.depthwise_direct(x, begins, w, strides, dilations, out, view, reserve, epilogue)
+        return depthwise_direct.depthwise_direct(x, begins, w, strides, dilations, out, view, reserve)
     banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
     strided_columns = use_strided_columns(kernel, strides) and not banded
     if 1 < max(strides) <= 4 and not banded and not strided_columns:
@@ -600,22 +597,9 @@ def _flat_sums_channels_last(source, dims, starts, taps, grids, out, view, lengt
             view[b, cs, 0] = np.moveaxis(grid[..., cs], -1, 0)
 
 
-def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=None, epilogue=None):
+def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=None):
     """x [N, G*Cg, *D], w [G, Og, Cg, *K] -> [N, G*Og, *out] in the compute type. `reserve(nbytes, what)`
-    checks temporaries against the memory budget; `prepared` (a dict or None) caches transformed weights;
-    `epilogue(array)`, an elementwise function applied in place to the result: to each block of it while the
-    block is in the cache where the kernel allows (depthwise_direct), else to the whole result at the end."""
-    if epilogue is None:
-        return _forward(x, w, strides, dilations, begins, out, reserve, prepared, None)
-    blocks = []
-    result = _forward(x, w, strides, dilations, begins, out, reserve, prepared,
-                      lambda block: blocks.append(block.size) or epilogue(block))
-    if not blocks:
-        epilogue(result)
-    return result
-
-
-def _forward(x, w, strides, dilations, begins, out, reserve, prepared, epilogue):
+    checks temporaries against the memory budget; `prepared` (a dict or None) caches transformed weights."""
     dtype = _compute_dtype(x.dtype)
     x = x.astype(dtype, copy=False)
     w = w.astype(dtype, copy=False)
@@ -630,7 +614,7 @@ def _forward(x, w, strides, dilations, begins, out, reserve, prepared, epilogue)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
     if in_per_group == 1 and out_per_group <= 4:
         result = np.empty((n, groups, out_per_group, *out), dtype=dtype)
-        depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve, epilogue)
+        depthwise(x, begins, w, strides, dilations, out, offsets, result, reserve)
         return result.reshape(shape)
     winograd = conv_winograd.run(x, w, strides, dilations, begins, out, reserve, prepared)
     if winograd is None:

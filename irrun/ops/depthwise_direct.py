@@ -31,11 +31,9 @@ def usable(kernel, strides) -> bool:
     return len(kernel) == 2
 
 
-def depthwise_direct(x, begins, w, strides, dilations, out, view, reserve, epilogue=None):
+def depthwise_direct(x, begins, w, strides, dilations, out, view, reserve):
     """view [N, G, Og, Ho, Wo] = the depthwise convolution of x [N, G, H, W] with w [G, Og, 1, kh, kw];
-    `begins` are the pads before each axis (negative: a crop); view C-contiguous (the einsums write into it).
-    `epilogue(block)`, if given, runs on each finished block of the output (in place, elementwise: an
-    activation while the block is still in the cache)."""
+    `begins` are the pads before each axis (negative: a crop); view C-contiguous (the einsums write into it)."""
     flat = view.reshape(*view.shape[:3], -1)
     if not np.shares_memory(flat, view):
         raise ValueError("depthwise_direct writes into a C-contiguous output only")
@@ -75,8 +73,6 @@ def depthwise_direct(x, begins, w, strides, dilations, out, view, reserve, epilo
                 np.einsum("gpab,goab->gop", window, weights[g0:g1, :, rows[0]:rows[-1] + 1:period], out=target)
                 if k:
                     flat[b, g0:g1] += target
-            if epilogue is not None:
-                epilogue(flat[b, g0:g1])
     return view
 
 

@@ -30,8 +30,7 @@ class Profiler(Timeline):
     """An observer recording each layer's kernel and run-time inference time, and (through the run's marks,
     engine/timeline.py) the time spent outside layers; `report()` is benchmark_app's counters report: every
     executed layer, the slowest ones, time by op type and the rest, adding up to the run's wall time. It times the
-    plan a plain run executes: a fused step counts as the layer whose node it carries (engine/mvn_transposes.py: its
-    last layer; engine/conv_activation.py: the convolution)."""
+    plan a plain run executes: a fused step (engine/mvn_transposes.py) counts as its last layer."""
 
     sees_fused_steps = True
 
