@@ -2,8 +2,9 @@
 
 Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, stride 1, unpadded) layers,
 else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
-groups (one input channel per group) accumulate per kernel offset instead (stride 1, and strided 2D: einsums
-over shifted copies of the input per block of channels; else per channel, or with the channels innermost for
+groups (one input channel per group) accumulate per kernel offset instead (2D: einsums over shifted copies
+made straight from the input, written into the output, depthwise_direct; 1D/3D stride 1: einsums over shifted
+copies of the input per block of channels; else per channel, or with the channels innermost for
 many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost),
 or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
 layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked), and
