@@ -5,10 +5,10 @@ negative pads) with np.pad, then the sum over kernel offsets of strided windows 
 contracted over each group's input channels, in float64 (int64 for integers). The fast paths it checks:
 the pointwise matmul on the NCHW input, im2col chunks written straight into the result (chunks forced
 small), stride-1 columns copied from the flattened input (forced on and off), the depthwise kernels
-(flat rows per channel or with the channels innermost, stride phases, banded matrices), in f32, f16, f64
-and integers, plus empty tensors and the memory budget callback. Layers shaped like the zoo's (which the
-small shapes of tests/test_oracle_convolution.py's sweeps never route to the channels-last or
-banded-matrix kernels) run against OpenVINO's CPU plugin; the pip package has no reference `evaluate`
+(flat rows per channel or with the channels innermost, stride phases, the direct einsums of 2D layers), in
+f32, f16, f64 and integers, plus empty tensors and the memory budget callback. Layers shaped like the zoo's
+(which the small shapes of tests/test_oracle_convolution.py's sweeps never route to the channels-last
+kernels) run against OpenVINO's CPU plugin; the pip package has no reference `evaluate`
 for GroupConvolution.
 """
 from __future__ import annotations
@@ -121,9 +121,6 @@ def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
                         if kind == "depthwise-channels-last" else (lambda *args: False))
     # stride 1: einsums over shifted copies (forced), or the sums over the flattened input
     monkeypatch.setattr(C, "use_columns", (lambda *args: kind == "depthwise"))
-    # strided 2D: einsums over shifted copies of the row phases (as chosen: always), or the stride phases' sums
-    if kind != "depthwise":
-        monkeypatch.setattr(C, "use_strided_columns", lambda kernel, strides: False)
     for i in range(12):
         # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
         monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
@@ -219,36 +216,6 @@ def test_empty_batch_or_channels(shape):
     assert got.shape == (shape[0], groups * 3, 5, 5) and not got.any()
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
-def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
-    """The banded-matrix depthwise kernel, forced on random 2D cases: strides, dilations, pads (negative
-    too), channel multipliers, output widths below, at and off a multiple of the tile, blocks of one
-    channel and of all."""
-    from irrun.ops import depthwise_gemm
-    monkeypatch.setattr(depthwise_gemm, "usable", lambda dtype, kernel, strides, out: True)
-    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
-    monkeypatch.setattr(C, "use_columns", lambda *args: False)
-    monkeypatch.setattr(C, "channels_last", lambda *args: False)
-    rng = np.random.default_rng([11, np.dtype(dtype).num])
-    for i in range(16):
-        monkeypatch.setattr(depthwise_gemm, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
-        case = random_2d_depthwise_case(rng, kernel_below=8, stride_below=4, dilation_below=3, pad_below=4,
-                                        dims_below=30)
-        check(case, *arrays(rng, case, dtype))
-
-
-def test_depthwise_gemm_on_a_convnext_shape():
-    """A ConvNeXt-style 7x7 depthwise layer: banded matrices usable (stride 1 takes depthwise_direct first,
-    measured faster)."""
-    from irrun.ops import depthwise_gemm
-    rng = np.random.default_rng(12)
-    x = rng.standard_normal((1, 8, 30, 33)).astype(np.float32)
-    w = rng.standard_normal((8, 1, 1, 7, 7)).astype(np.float32)
-    assert depthwise_gemm.usable(np.dtype(np.float32), (7, 7), (1, 1), [30, 33])
-    got = C.conv_forward(x, w, [1, 1], [1, 1], [3, 3], [30, 33])
-    np.testing.assert_allclose(got, plain_conv(x, w, [1, 1], [1, 1], [3, 3], [30, 33]), rtol=3e-5, atol=3e-5)
-
-
 # depthwise layers of the zoo's shapes (scaled down) and the kernel each takes: (channels, height, width,
 # kernel, stride, pad, dilation, kernel); [N, C, H, W] input, groups == C
 ZOO_LAYERS = [
@@ -272,7 +239,6 @@ ZOO_LAYERS = [
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("layer", ZOO_LAYERS, ids=lambda layer: "x".join(map(str, layer)))
 def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monkeypatch):
-    from irrun.ops import depthwise_gemm
     channels, h, w_, k, stride, pad, dil, kernel = layer
     taken = []
 
@@ -284,11 +250,9 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
             return kernel_fn(*args)
         monkeypatch.setattr(module, name, recorded)
 
-    spy(depthwise_gemm, "depthwise_gemm", "banded")
     spy(C, "_flat_sums_channels_last", "channels-last")
     spy(C, "depthwise_columns", "columns")
     spy(depthwise_direct, "depthwise_direct", "direct")
-    spy(C, "depthwise_strided_columns", "strided-columns")
     spy(depthwise_nhwc, "depthwise_channels_last", "nhwc")
     rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
     x = rng.standard_normal((2, channels, h, w_)).astype(dtype)
@@ -305,8 +269,7 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
     """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result (in 2D
-    too, with the row phases' einsums off), or the row phases' einsums (on)."""
-    monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
+    too, with depthwise_direct off)."""
     monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     rng = np.random.default_rng([14, np.dtype(dtype).num])
     for spatial in (1, 2, 3):
@@ -316,27 +279,6 @@ def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
         case["out"] = [(11 + 3 - ((3 - 1) * d + 1)) // s + 1 for d, s in zip(case["dil"], case["strides"])]
         x, w = arrays(rng, case, dtype)
         check(case, x, w)
-        if spatial == 2:
-            monkeypatch.setattr(C, "use_strided_columns", lambda *args: True)
-            check(case, x, w)
-            monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
-
-
-def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows(monkeypatch):
-    """An inf or NaN input reaches only the outputs whose windows hold it, as in the plain definition
-    (the banded products would multiply it by zero elsewhere)."""
-    from irrun.ops import depthwise_gemm
-    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
-    rng = np.random.default_rng(15)
-    x = rng.standard_normal((1, 4, 30, 32)).astype(np.float32)
-    x[0, 0, 10, 5], x[0, 1, 3, 20], x[0, 2, 17, 17], x[0, 3, 0, 0] = np.inf, -np.inf, np.nan, np.inf
-    w = rng.standard_normal((4, 1, 1, 5, 5)).astype(np.float32)
-    for strides, out in (([2, 1], [15, 32]), ([1, 1], [30, 32])):  # banded usable; column einsums
-        assert depthwise_gemm.usable(x.dtype, (5, 5), strides, out)
-        got = C.conv_forward(x, w, strides, [1, 1], [2, 2], out)
-        want = plain_conv(x, w, strides, [1, 1], [2, 2], out)
-        assert np.isfinite(want).sum() > 0.9 * want.size
-        np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)
 
 
 def test_tap_grids_group_the_offsets_by_stride_phase():
@@ -369,7 +311,6 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
     monkeypatch.setattr(C, "channels_last", lambda groups, out_per_group, *sizes: out_per_group == 1)
     monkeypatch.setattr(C, "use_columns", lambda *args: False)
     monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
-    monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
     rng = np.random.default_rng([16, np.dtype(dtype).num])
     einsums = []
     for i in range(12):
@@ -400,25 +341,6 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
 
 
 real_tap_grids = C.tap_grids
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
-def test_strided_columns_match_plain_definition(dtype, monkeypatch):
-    """The row phases' einsums over shifted copies, forced on random strided 2D cases: kernels 1-5, strides 1-4 per axis (one
-    at least 2), dilations 1-3 (row classes of one or several kernel rows), pads (negative too), channel
-    multipliers, blocks of one channel and of all."""
-    rng = np.random.default_rng([17, np.dtype(dtype).num])
-    monkeypatch.setattr(C, "use_strided_columns", lambda kernel, strides: max(strides) > 1)
-    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
-    taken = []
-    real = C.depthwise_strided_columns
-    monkeypatch.setattr(C, "depthwise_strided_columns", lambda *args: taken.append(1) or real(*args))
-    for i in range(16):
-        monkeypatch.setattr(C, "COLUMN_BLOCK_BYTES", 64 if i % 2 else 1 << 21)
-        case = random_2d_depthwise_case(rng, kernel_below=6, stride_below=5, dilation_below=4, pad_below=3,
-                                        dims_below=20, strided_axis=i % 2)
-        check(case, *arrays(rng, case, dtype))
-    assert len(taken) >= 12
 
 
 DIRECT_EDGES = [  # (n, channels, out per group, h, w, kernel, stride, dilation, begins, ends): odd sizes, crops, wide pads
@@ -452,7 +374,8 @@ def test_direct_matches_the_kernels_it_replaces_and_the_plain_definition(dtype, 
     batch 2) and hand-picked edges, with NaN and inf inputs, blocks of one channel and of all. Stride 1 against
     depthwise_columns: same products, same order, equal to the bit (but for outputs one column wide, whose
     positions and kernel rows are one stride apart: the einsum may sum those in another order); strided
-    against the stride phases or the row phases' einsums: equal to rounding, non-finite outputs alike."""
+    against the stride phases' sums (strides up to 4) or the per-offset windows: equal to rounding,
+    non-finite outputs alike."""
     rng = np.random.default_rng([21, np.dtype(dtype).num])
     real = depthwise_direct.depthwise_direct
     taken = []
@@ -472,7 +395,6 @@ def test_direct_matches_the_kernels_it_replaces_and_the_plain_definition(dtype, 
         with monkeypatch.context() as old_kernels:
             old_kernels.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
             old_kernels.setattr(C, "use_columns", lambda *args: True)
-            old_kernels.setattr(C, "use_strided_columns", lambda kernel, strides: i % 4 == 1)
             before = C.conv_forward(*args)
         if x.dtype.kind != "f" or stride_one and case["out"][1] > 1:
             np.testing.assert_array_equal(got, before, err_msg=str(case))
