@@ -233,6 +233,7 @@ ZOO_LAYERS = [
     (160, 14, 14, 7, 1, 3, 1, "nhwc"),           # ConvNeXt-atto 7x7
     (256, 12, 10, 5, 1, 4, 2, "nhwc"),           # DeepLab 5x5 dilated
     (384, 9, 9, 3, 1, 1, 1, "nhwc"),             # many channels, 3x3
+    (200, 20, 20, 3, 1, 1, 1, "nhwc"),           # SSDlite's 20x20 3x3: enough channels for nhwc at 400 positions
 ]
 
 

@@ -275,14 +275,14 @@ DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2
 def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     """view [N, G, Og, *out] = the sum of the contributions of each kernel offset: 2D as einsums over shifted
     copies written straight into the output (depthwise_direct) unless the channels-last einsum takes the
-    layer (strided, or stride 1 with a small output); 1D and 3D: stride 1 as einsums over shifted copies or
+    layer (strided, or stride 1 with small outputs); 1D and 3D: stride 1 as einsums over shifted copies or
     sums over the flattened input (depthwise_flat), strides up to 4 over the stride phases
     (depthwise_phases); else, one cache-sized block of channels at a time, a product into a scratch buffer
     and an in-place add per offset."""
     kernel = w.shape[3:]
     direct = depthwise_direct.usable(kernel, strides)
     if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)) and \
-            (not direct or max(strides) > 1 or math.prod(out) <= depthwise_direct.FEW_POSITIONS):
+            (not direct or max(strides) > 1 or depthwise_direct.cedes_to_channels_last(view.shape[1], out)):
         return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)
     if direct:
         return depthwise_direct.depthwise_direct(x, begins, w, strides, dilations, out, view, reserve)

@@ -25,12 +25,19 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 BLOCK_BYTES = 1 << 20  # the buffers of a block of channels (measured, one thread: 512 KiB-1 MiB best)
-FEW_POSITIONS = 256    # stride-1 outputs at most this large (16x16) go channels-last when depthwise_nhwc takes
-                       # them; strided layers whenever it takes them (measured, one thread)
 
 
 def usable(kernel, strides) -> bool:
     return len(kernel) == 2
+
+
+def cedes_to_channels_last(groups, out) -> bool:
+    """Whether a stride-1 layer that depthwise_nhwc would take goes there instead: few output positions per
+    channel make the einsum's per-channel rows short (measured, one thread, 3x3 and 5x5: channels-last
+    0.6-0.8x the time up to 16x16 from 128 channels and at 20x20 from 160-200; 1.2-1.4x from 24x24 on).
+    Strided layers go there whenever it takes them."""
+    positions = math.prod(out)
+    return positions <= 256 or positions <= 400 and groups >= 160
 
 
 def depthwise_direct(x, begins, w, strides, dilations, out, view, reserve):
