@@ -21,7 +21,11 @@ to one thread: the OMP/MKL/OpenBLAS variables are set before NumPy is imported.
 torchvision, timm and transformers networks with random weights) instead: irrun runs in its own
 subprocess (benchmarks/zoo_worker.py: numpy and irrun only, so its peak RSS is irrun's, reported against the size of the weights as irrun holds
 them, f32), OpenVINO and torch in this one; times are CPU time (time.process_time; on a shared
-machine, waiting for a core is not counted), medians of --repeat runs taken in turns as above.
+machine, waiting for a core is not counted). After --warmup runs of each, the three take turns one run at a
+time for --repeat rounds; each time is the median of its runs, and each ratio the median of the rounds'
+ratios (irrun's run over torch's run of the same round): this VM's speed drifts by up to 1.5x over minutes,
+which moved whole-model ratios by up to 2x between runs of the old design (blocks of runs per library), while
+the two runs of a round see the same machine.
 The table adds the medians of irrun/torch and irrun/OpenVINO over the models irrun ran. irrun's outputs are
 compared with the plugin's; when they differ, again with the plugin running the model with stable="true" in its
 TopK-11 layers (the reference kernel's order of tied values, which the plugin's stable=false order departs from:
@@ -289,20 +293,20 @@ def run_zoo_model(name, zoo, folder, args):
         missing = missing_ops(xml)
         row["note"] = f"irrun: unsupported ({', '.join(missing)})" if missing else f"irrun: error ({message})"
     times = {key: [] for key in timed}
-    per_round = [args.repeat // 3 + (i < args.repeat % 3) for i in range(3)]
-    for count in per_round:
+    for key, fn in timed.items():  # warm-up
+        fn(args.warmup) if key == "irrun" else [fn() for _ in range(args.warmup)]
+    for _ in range(args.repeat):  # rounds: one run of each, back to back
         for key, fn in timed.items():
             if key == "irrun":
-                fn(args.warmup)
-                times[key] += fn(count)
+                times[key] += fn(1)
                 continue
-            for _ in range(args.warmup):
-                fn()
-            for _ in range(count):
-                start = time.process_time()
-                fn()
-                times[key].append(time.process_time() - start)
+            start = time.process_time()
+            fn()
+            times[key].append(time.process_time() - start)
     row.update({key: statistics.median(t) * 1e3 for key, t in times.items() if t})
+    for other in ("torch", "openvino"):
+        if times.get("irrun"):
+            row[f"irrun/{other}"] = statistics.median(i / o for i, o in zip(times["irrun"], times[other]))
     if status == "ok":
         worker.stdin.write(b"quit\n")
         worker.stdin.flush()
@@ -319,11 +323,11 @@ def print_zoo_table(rows):
     for r in rows:
         mb = lambda v: "-" if v is None else f"{v / 2**20:.0f}"  # noqa: E731
         print(f"| {r['model']} | {fmt(r['irrun'])} | {fmt(r['openvino'])} | {fmt(r['torch'])} "
-              f"| {fmt(ratio(r['irrun'], r['torch']), suffix='x')} "
-              f"| {fmt(ratio(r['irrun'], r['openvino']), '.1f', 'x')} | {mb(r['rss'])} | {mb(r['weights'])} "
+              f"| {fmt(r.get('irrun/torch'), suffix='x')} "
+              f"| {fmt(r.get('irrun/openvino'), '.1f', 'x')} | {mb(r['rss'])} | {mb(r['weights'])} "
               f"| {r['note']} |", flush=True)
-    vs_torch = [ratio(r["irrun"], r["torch"]) for r in rows if r["irrun"] is not None]
-    vs_ov = [ratio(r["irrun"], r["openvino"]) for r in rows if r["irrun"] is not None]
+    vs_torch = [r["irrun/torch"] for r in rows if r.get("irrun/torch") is not None]
+    vs_ov = [r["irrun/openvino"] for r in rows if r.get("irrun/openvino") is not None]
     if vs_torch:
         print(f"\nmedian over {len(vs_torch)} models: irrun/torch {statistics.median(vs_torch):.2f}x, "
               f"irrun/OpenVINO {statistics.median(vs_ov):.1f}x; worst irrun/torch {max(vs_torch):.2f}x")
@@ -333,7 +337,7 @@ def main_zoo(args):
     zoo = load_zoo_definitions()
     names = args.only or list(zoo.ZOO)
     rows = []
-    print(f"zoo {args.zoo}: median of {args.repeat} runs (CPU time) after {args.warmup} warm-up, 1 thread; "
+    print(f"zoo {args.zoo}: {args.repeat} rounds of one run each (CPU time) after {args.warmup} warm-up, 1 thread; "
           f"numpy {np.__version__}, openvino {ov.__version__.split('-')[0]}, torch {torch.__version__}\n")
     for name in names:
         folder = args.zoo / name
