@@ -13,7 +13,7 @@ block and added.
 Unlike the copies over the padded width (convolution.depthwise_columns, which 1D and 3D layers take), nothing
 is padded beforehand and no cropping copy follows: two passes over the tensor fewer. (It replaced those
 einsums for 2D, the stride phases' per-offset sums for strided 2D, and the banded matrix products of wide 2D
-kernels, all measured slower: 0.4-1.0x their time on the zoo's layers.) The copies of a block of
+kernels: on the zoo's layers it takes 0.4-1.0x their time.) The copies of a block of
 channels stay in the L2 cache; the zeros of the padding are written once, where every block leaves them.
 With stride 1: the products and the summation order of depthwise_columns, identical results.
 """
