@@ -31,7 +31,7 @@ def test_separable_max_equals_the_running_max_over_windows(type_name):
         x = gen_data(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *dims), dtype,
                      ["ties", "cont", "special"][i % 3])
         if x.dtype.kind == "f":
-            x[x == 0] = 0.0  # a negative zero sends both to the indices path
+            x[x == 0] = 0.0  # no negative zero: the separable values alone (with one: the test below)
         args = (x, element_type, kernel, strides, dilations, pads, out)
         separable, none = P.max_pool(*args, False)
         assert none is None
@@ -48,3 +48,28 @@ def test_negative_zero_is_found_in_every_float_type():
         x[1] = -0.0
         assert P._has_negative_zero(x) and P._has_negative_zero(x[::-1])
     assert not P._has_negative_zero(np.array([0, -1], np.int32))
+
+
+@pytest.mark.parametrize("type_name", ["f32", "f16", "f64"])
+def test_zero_maxima_take_the_sign_of_their_windows_first_zero(type_name):
+    """With -0.0 in the input the separable values are kept and only their zeros are fixed: bit for bit the
+    values of the indices path, which reads them back from the reference's winners."""
+    dtype, element_type = TYPES[type_name], ELEMENT_TYPES[type_name]
+    rng = np.random.default_rng([32, np.dtype(dtype).num])
+    for i in range(40):
+        rank = 1 + i % 3
+        kernel = [int(v) for v in rng.integers(1, 4, rank)]
+        strides = [int(v) for v in rng.integers(1, 4, rank)]
+        dilations = [int(v) for v in rng.integers(1, 3, rank)]
+        pads = [int(rng.integers(0, k)) for k in kernel]
+        dims = [int(rng.integers((k - 1) * d + 1, 9)) for k, d in zip(kernel, dilations)]
+        out = [(n + p - (k - 1) * d - 1) // s + 1 + int(rng.integers(0, 2))
+               for n, p, k, d, s in zip(dims, pads, kernel, dilations, strides)]
+        x = gen_data(rng, (int(rng.integers(1, 3)), int(rng.integers(1, 4)), *dims), dtype, ["ties", "special"][i % 2])
+        x[x > 0] *= -1 if i % 4 < 2 else 1  # mostly windows without a positive: many zero maxima
+        x.flat[0] = -0.0
+        args = (x, element_type, kernel, strides, dilations, pads, out)
+        separable, _ = P.max_pool(*args, False)
+        running, _ = P.max_pool(*args, True)
+        np.testing.assert_array_equal(separable.view(f"u{x.itemsize}"), running.view(f"u{x.itemsize}"),
+                                      err_msg=str((kernel, strides, dilations, pads, out)))

@@ -184,11 +184,14 @@ def max_pool(x, element_type, kernel, strides, dilations, pads_begin, out_spatia
     padded = _padded(x, low, kernel, strides, dilations, pads_begin, out_spatial)
     # A running fmax equals "take when strictly greater" (best never holds NaN, starting from the lowest
     # value), except that a tie of -0.0 and +0.0 may keep either: with a negative zero in the input the
-    # values are read back from the winners instead.
+    # zeros take the sign of their window's first zero (without indices), or are read back from the winners.
     negative_zero = _has_negative_zero(x)
     running_max = np.maximum if x.dtype.kind in "iub" else np.fmax
-    if not with_indices and not negative_zero:
-        return _separable_max(padded, low, running_max, kernel, strides, dilations, out_spatial), None
+    if not with_indices:
+        values = _separable_max(padded, low, running_max, kernel, strides, dilations, out_spatial)
+        if negative_zero:
+            _first_zeros(values, padded, kernel, strides, dilations)
+        return values, None
     windows = _windows(padded, kernel, strides, dilations, out_spatial)
     best = np.full(out_shape, low, dtype=x.dtype)
     winner = np.full(out_shape, -1, dtype=np.int16 if math.prod(kernel) < 32767 else np.int64)
@@ -213,6 +216,23 @@ def _has_negative_zero(x):
         return False
     bits = x.view(np.dtype(f"i{x.itemsize}"))
     return bool(np.any(bits == np.iinfo(bits.dtype).min))
+
+
+def _first_zeros(values, padded, kernel, strides, dilations):
+    """Gives each zero of `values` the sign of the first zero of its window in row-major order (the
+    reference's strict "greater than" keeps it), computed for the zero windows only."""
+    at = np.flatnonzero(values == 0)
+    if at.size == 0:
+        return
+    position = np.unravel_index(at, values.shape)
+    negative, found = np.zeros(at.size, dtype=bool), np.zeros(at.size, dtype=bool)
+    for offsets in itertools.product(*(range(k) for k in kernel)):
+        element = padded[(*position[:2], *(o * s + off * d for o, s, off, d in
+                                           zip(position[2:], strides, offsets, dilations)))]
+        first = (element == 0) & ~found
+        negative |= first & np.signbit(element)
+        found |= first
+    values.flat[at] = np.where(negative, -values.dtype.type(0), values.dtype.type(0))
 
 
 def _separable_max(padded, low, running_max, kernel, strides, dilations, out_spatial):
