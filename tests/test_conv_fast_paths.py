@@ -5,10 +5,10 @@ negative pads) with np.pad, then the sum over kernel offsets of strided windows 
 contracted over each group's input channels, in float64 (int64 for integers). The fast paths it checks:
 the pointwise matmul on the NCHW input, im2col chunks written straight into the result (chunks forced
 small), stride-1 columns copied from the flattened input (forced on and off), the depthwise kernels
-(flat rows per channel or with the channels innermost, stride phases, banded matrices), in f32, f16, f64
-and integers, plus empty tensors and the memory budget callback. Layers shaped like the zoo's (which the
-small shapes of tests/test_oracle_convolution.py's sweeps never route to the channels-last or
-banded-matrix kernels) run against OpenVINO's CPU plugin; the pip package has no reference `evaluate`
+(flat rows per channel or with the channels innermost, stride phases, the direct einsums of 2D layers), in
+f32, f16, f64 and integers, plus empty tensors and the memory budget callback. Layers shaped like the zoo's
+(which the small shapes of tests/test_oracle_convolution.py's sweeps never route to the channels-last
+kernels) run against OpenVINO's CPU plugin; the pip package has no reference `evaluate`
 for GroupConvolution.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from openvino import opset1
 
 import oracle as O
 from irrun.ops import convolution as C
-from irrun.ops import depthwise_nhwc
+from irrun.ops import depthwise_direct, depthwise_nhwc
 
 
 def plain_conv(x, w, strides, dilations, begins, out):
@@ -111,6 +111,8 @@ KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last", "depthw
 @pytest.mark.parametrize("kind", KINDS)
 def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
     rng = np.random.default_rng([7, KINDS.index(kind), np.dtype(dtype).num])
+    # 2D stride 1 takes depthwise_direct (test_direct_*): off here, so the other kernels see those cases too
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     # the channels-last einsum over a transposed copy (depthwise_nhwc): forced on, or off for the other kinds
     monkeypatch.setattr(depthwise_nhwc, "usable", lambda groups, out_per_group, *sizes:
                         kind == "depthwise-nhwc" and out_per_group == 1)
@@ -119,9 +121,6 @@ def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
                         if kind == "depthwise-channels-last" else (lambda *args: False))
     # stride 1: einsums over shifted copies (forced), or the sums over the flattened input
     monkeypatch.setattr(C, "use_columns", (lambda *args: kind == "depthwise"))
-    # strided 2D: einsums over shifted copies of the row phases (as chosen: always), or the stride phases' sums
-    if kind != "depthwise":
-        monkeypatch.setattr(C, "use_strided_columns", lambda kernel, strides: False)
     for i in range(12):
         # every other case with tiny chunks and channel blocks: many row / batch chunks, many blocks
         monkeypatch.setattr(C, "CHUNK_BYTES", 64 if i % 2 else 1 << 25)
@@ -217,57 +216,30 @@ def test_empty_batch_or_channels(shape):
     assert got.shape == (shape[0], groups * 3, 5, 5) and not got.any()
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
-def test_depthwise_gemm_matches_plain_definition(dtype, monkeypatch):
-    """The banded-matrix depthwise kernel, forced on random 2D cases: strides, dilations, pads (negative
-    too), channel multipliers, output widths below, at and off a multiple of the tile, blocks of one
-    channel and of all."""
-    from irrun.ops import depthwise_gemm
-    monkeypatch.setattr(depthwise_gemm, "usable", lambda dtype, kernel, strides, out: True)
-    monkeypatch.setattr(C, "use_columns", lambda *args: False)
-    monkeypatch.setattr(C, "channels_last", lambda *args: False)
-    rng = np.random.default_rng([11, np.dtype(dtype).num])
-    for i in range(16):
-        monkeypatch.setattr(depthwise_gemm, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
-        case = random_2d_depthwise_case(rng, kernel_below=8, stride_below=4, dilation_below=3, pad_below=4,
-                                        dims_below=30)
-        check(case, *arrays(rng, case, dtype))
-
-
-def test_depthwise_gemm_on_a_convnext_shape():
-    """A ConvNeXt-style 7x7 depthwise layer: banded matrices usable (stride 1 takes the column einsums
-    first, measured faster)."""
-    from irrun.ops import depthwise_gemm
-    rng = np.random.default_rng(12)
-    x = rng.standard_normal((1, 8, 30, 33)).astype(np.float32)
-    w = rng.standard_normal((8, 1, 1, 7, 7)).astype(np.float32)
-    assert depthwise_gemm.usable(np.dtype(np.float32), (7, 7), (1, 1), [30, 33])
-    got = C.conv_forward(x, w, [1, 1], [1, 1], [3, 3], [30, 33])
-    np.testing.assert_allclose(got, plain_conv(x, w, [1, 1], [1, 1], [3, 3], [30, 33]), rtol=3e-5, atol=3e-5)
-
-
 # depthwise layers of the zoo's shapes (scaled down) and the kernel each takes: (channels, height, width,
 # kernel, stride, pad, dilation, kernel); [N, C, H, W] input, groups == C
 ZOO_LAYERS = [
-    (16, 30, 33, 7, 1, 3, 1, "columns"),         # ConvNeXt 7x7
-    (12, 29, 28, 5, 1, 4, 2, "columns"),         # 5x5 dilated, stride 1, 28 wide
-    (64, 7, 7, 5, 1, 2, 1, "channels-last"),     # 5x5 over few positions, too few channels for nhwc
-    (40, 28, 28, 5, 2, 2, 1, "strided-columns"), # strided 5x5, too few channels for nhwc
-    (8, 20, 20, 3, 1, 1, 1, "columns"),          # MobileNet 3x3
-    (8, 21, 20, 3, 2, 1, 1, "per-channel"),      # strided 3x3 (stride phases)
+    (16, 30, 33, 7, 1, 3, 1, "direct"),          # ConvNeXt 7x7
+    (12, 29, 28, 5, 1, 4, 2, "direct"),          # 5x5 dilated, stride 1, 28 wide
+    (64, 7, 7, 5, 1, 2, 1, "direct"),            # 5x5 over few positions, too few channels for nhwc
+    (96, 21, 20, 7, 1, 3, 1, "direct"),          # enough channels for nhwc, too many positions (ConvNeXt 28x28)
+    (40, 28, 28, 5, 2, 2, 1, "direct"),          # strided 5x5, too few channels for nhwc
+    (8, 20, 20, 3, 1, 1, 1, "direct"),           # MobileNet 3x3
+    (8, 21, 20, 3, 2, 1, 1, "direct"),           # strided 3x3
+    (40, 41, 40, 3, 2, 1, 1, "direct"),          # strided 3x3, too few channels for nhwc
     (96, 7, 7, 5, 1, 2, 1, "nhwc"),              # MnasNet/EfficientNet late 5x5
     (72, 28, 28, 5, 2, 2, 1, "nhwc"),            # strided 5x5
     (144, 27, 28, 3, 2, 1, 1, "nhwc"),           # MobileNet v2 strided 3x3, odd height
     (160, 14, 14, 7, 1, 3, 1, "nhwc"),           # ConvNeXt-atto 7x7
     (256, 12, 10, 5, 1, 4, 2, "nhwc"),           # DeepLab 5x5 dilated
     (384, 9, 9, 3, 1, 1, 1, "nhwc"),             # many channels, 3x3
+    (200, 20, 20, 3, 1, 1, 1, "nhwc"),           # SSDlite's 20x20 3x3: enough channels for nhwc at 400 positions
 ]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("layer", ZOO_LAYERS, ids=lambda layer: "x".join(map(str, layer)))
 def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monkeypatch):
-    from irrun.ops import depthwise_gemm
     channels, h, w_, k, stride, pad, dil, kernel = layer
     taken = []
 
@@ -279,10 +251,9 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
             return kernel_fn(*args)
         monkeypatch.setattr(module, name, recorded)
 
-    spy(depthwise_gemm, "depthwise_gemm", "banded")
     spy(C, "_flat_sums_channels_last", "channels-last")
     spy(C, "depthwise_columns", "columns")
-    spy(C, "depthwise_strided_columns", "strided-columns")
+    spy(depthwise_direct, "depthwise_direct", "direct")
     spy(depthwise_nhwc, "depthwise_channels_last", "nhwc")
     rng = np.random.default_rng([channels, h, w_, k, stride, pad, dil])
     x = rng.standard_normal((2, channels, h, w_)).astype(dtype)
@@ -293,14 +264,14 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
     names, expected = O.run_cpu(built)
     O.assert_same(O.run_irrun(built), expected, names, atol=4e-6 * k * k + 1e-5,
                   f16_ulp=dtype == np.float16, context=str(layer))
-    assert set(taken) == ({kernel} if kernel != "per-channel" else set()), taken
+    assert set(taken) == {kernel}, taken
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
 def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
     """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result (in 2D
-    too, with the row phases' einsums off), or the row phases' einsums (on)."""
-    monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
+    too, with depthwise_direct off)."""
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     rng = np.random.default_rng([14, np.dtype(dtype).num])
     for spatial in (1, 2, 3):
         case = dict(n=2, groups=3, in_per_group=1, out_per_group=2, dims=[11] * spatial, kernel=[3] * spatial,
@@ -309,26 +280,6 @@ def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
         case["out"] = [(11 + 3 - ((3 - 1) * d + 1)) // s + 1 for d, s in zip(case["dil"], case["strides"])]
         x, w = arrays(rng, case, dtype)
         check(case, x, w)
-        if spatial == 2:
-            monkeypatch.setattr(C, "use_strided_columns", lambda *args: True)
-            check(case, x, w)
-            monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
-
-
-def test_depthwise_gemm_keeps_inf_and_nan_inside_their_windows():
-    """An inf or NaN input reaches only the outputs whose windows hold it, as in the plain definition
-    (the banded products would multiply it by zero elsewhere)."""
-    from irrun.ops import depthwise_gemm
-    rng = np.random.default_rng(15)
-    x = rng.standard_normal((1, 4, 30, 32)).astype(np.float32)
-    x[0, 0, 10, 5], x[0, 1, 3, 20], x[0, 2, 17, 17], x[0, 3, 0, 0] = np.inf, -np.inf, np.nan, np.inf
-    w = rng.standard_normal((4, 1, 1, 5, 5)).astype(np.float32)
-    for strides, out in (([2, 1], [15, 32]), ([1, 1], [30, 32])):  # banded usable; column einsums
-        assert depthwise_gemm.usable(x.dtype, (5, 5), strides, out)
-        got = C.conv_forward(x, w, strides, [1, 1], [2, 2], out)
-        want = plain_conv(x, w, strides, [1, 1], [2, 2], out)
-        assert np.isfinite(want).sum() > 0.9 * want.size
-        np.testing.assert_allclose(got, want, rtol=3e-5, atol=3e-5)
 
 
 def test_tap_grids_group_the_offsets_by_stride_phase():
@@ -360,7 +311,7 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
     the plain definition."""
     monkeypatch.setattr(C, "channels_last", lambda groups, out_per_group, *sizes: out_per_group == 1)
     monkeypatch.setattr(C, "use_columns", lambda *args: False)
-    monkeypatch.setattr(C, "use_strided_columns", lambda *args: False)
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
     rng = np.random.default_rng([16, np.dtype(dtype).num])
     einsums = []
     for i in range(12):
@@ -393,19 +344,80 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
 real_tap_grids = C.tap_grids
 
 
+DIRECT_EDGES = [  # (n, channels, out per group, h, w, kernel, stride, dilation, begins, ends): odd sizes, crops, wide pads
+    (2, 5, 1, 9, 7, (3, 3), (1, 1), (1, 1), (1, 1), (1, 1)),
+    (1, 3, 3, 6, 11, (2, 5), (1, 1), (2, 1), (0, 2), (1, 3)),
+    (2, 4, 2, 8, 8, (3, 1), (1, 1), (1, 1), (-1, 0), (2, -1)),
+    (1, 2, 1, 3, 4, (5, 5), (1, 1), (1, 1), (4, 4), (4, 4)),    # pads wider than the input: windows of zeros only
+    (1, 7, 1, 1, 9, (1, 7), (1, 1), (1, 2), (0, 6), (0, 6)),
+    (2, 6, 1, 13, 12, (3, 3), (2, 2), (1, 1), (1, 1), (1, 1)),  # MobileNet's strided 3x3, odd height
+    (1, 4, 2, 17, 15, (5, 4), (3, 2), (2, 3), (3, -1), (4, 2)),  # row classes of several kernel rows, a crop
+    (1, 3, 1, 9, 9, (3, 3), (5, 6), (1, 1), (2, 0), (0, 2)),    # strides beyond the kernel: phases without rows
+    (2, 2, 1, 5, 6, (6, 6), (2, 2), (1, 1), (5, 5), (5, 5)),    # strided windows of padding only
+]
+
+
+def direct_cases(rng):
+    cases = [random_2d_depthwise_case(rng, kernel_below=8, stride_below=5 if i % 2 else 2, dilation_below=3,
+                                      pad_below=4, dims_below=24) for i in range(24)]
+    for n, channels, multiplier, h, w_, kernel, strides, dil, begins, ends in DIRECT_EDGES:
+        eff = [(k - 1) * d + 1 for k, d in zip(kernel, dil)]
+        out = [(dim + b + e - f) // s + 1 for dim, b, e, f, s in zip((h, w_), begins, ends, eff, strides)]
+        cases.append(dict(n=n, groups=channels, in_per_group=1, out_per_group=multiplier, dims=[h, w_],
+                          kernel=list(kernel), strides=list(strides), dil=list(dil), begins=list(begins), out=out))
+    return [case for case in cases if min(case["out"]) > 0]  # (an empty output returns before any kernel)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
-def test_strided_columns_match_plain_definition(dtype, monkeypatch):
-    """The row phases' einsums over shifted copies, forced on random strided 2D cases: kernels 1-5, strides 1-4 per axis (one
-    at least 2), dilations 1-3 (row classes of one or several kernel rows), pads (negative too), channel
-    multipliers, blocks of one channel and of all."""
-    rng = np.random.default_rng([17, np.dtype(dtype).num])
-    monkeypatch.setattr(C, "use_strided_columns", lambda kernel, strides: max(strides) > 1)
+def test_direct_matches_the_kernels_it_replaces_and_the_plain_definition(dtype, monkeypatch):
+    """depthwise_direct (2D) against the kernels that served these layers before it, and against the plain
+    definition, on random cases (kernels 1-7, strides 1-4, dilations 1-2, pads from -1, channel multipliers,
+    batch 2) and hand-picked edges, with NaN and inf inputs, blocks of one channel and of all. Stride 1 against
+    depthwise_columns: same products, same order, equal to the bit (but for outputs one column wide, whose
+    positions and kernel rows are one stride apart: the einsum may sum those in another order); strided
+    against the stride phases' sums (strides up to 4) or the per-offset windows: equal to rounding,
+    non-finite outputs alike."""
+    rng = np.random.default_rng([21, np.dtype(dtype).num])
+    real = depthwise_direct.depthwise_direct
     taken = []
-    real = C.depthwise_strided_columns
-    monkeypatch.setattr(C, "depthwise_strided_columns", lambda *args: taken.append(1) or real(*args))
-    for i in range(16):
-        monkeypatch.setattr(C, "COLUMN_BLOCK_BYTES", 64 if i % 2 else 1 << 21)
-        case = random_2d_depthwise_case(rng, kernel_below=6, stride_below=5, dilation_below=4, pad_below=3,
-                                        dims_below=20, strided_axis=i % 2)
-        check(case, *arrays(rng, case, dtype))
-    assert len(taken) >= 12
+    monkeypatch.setattr(depthwise_direct, "depthwise_direct", lambda *args: taken.append(1) or real(*args))
+    monkeypatch.setattr(depthwise_nhwc, "usable", lambda *args: False)
+    cases = direct_cases(rng)
+    for i, case in enumerate(cases):
+        monkeypatch.setattr(depthwise_direct, "BLOCK_BYTES", 64 if i % 2 else 1 << 20)
+        x, w = arrays(rng, case, dtype)
+        if x.dtype.kind == "f" and i % 3 == 0:
+            x.reshape(-1)[rng.integers(0, x.size, 3)] = [np.nan, np.inf, -np.inf]
+        args = (x, w, case["strides"], case["dil"], case["begins"], case["out"])
+        before = len(taken)
+        got = C.conv_forward(*args)
+        assert len(taken) == before + 1, case
+        stride_one = case["strides"] == [1, 1]
+        with monkeypatch.context() as old_kernels:
+            old_kernels.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
+            old_kernels.setattr(C, "use_columns", lambda *args: True)
+            before = C.conv_forward(*args)
+        if x.dtype.kind != "f" or stride_one and case["out"][1] > 1:
+            np.testing.assert_array_equal(got, before, err_msg=str(case))
+        else:
+            tol = (1e-12 if x.dtype == np.float64 else 1e-6) * int(np.prod(case["kernel"])) + 1e-6
+            np.testing.assert_allclose(got, before, rtol=tol, atol=tol, err_msg=str(case))
+        if np.isfinite(x).all():
+            check(case, x, w)
+    assert len(cases) >= 28
+
+
+def test_direct_reserves_its_buffers_first():
+    """The column copies of a block of channels are asked for before they are made: 3 copies of 12 rows of 9
+    outputs per channel, all 6 channels in one block, f32."""
+    x = np.ones((1, 6, 10, 9), np.float32)
+    w = np.ones((6, 1, 1, 3, 3), np.float32)
+    asked = []
+
+    def refuse(nbytes, what):
+        asked.append((nbytes, what))
+        raise MemoryError(what)
+
+    with pytest.raises(MemoryError):
+        C.conv_forward(x, w, [1, 1], [1, 1], [1, 1], [10, 9], refuse)
+    assert asked == [(6 * 3 * 12 * 9 * 4, "depthwise column buffers")]

@@ -42,6 +42,7 @@ def test_profile_total_is_the_wall_time(tmp_path):
     report = profiler.report()
     assert "Time outside layers:" in report and timeline.PLANNING in report
     assert f"Total: {profiler.wall * 1e3:.3f} ms, the run's wall time" in report
+    assert "Most of the run-time inference is NonMaxSuppression-9" in report.splitlines()[-1]
 
 
 def test_one_profiler_over_several_runs(tmp_path):
@@ -92,3 +93,18 @@ def test_an_nms_in_an_if_body_runs_once_per_run_and_is_planned_once(tmp_path, mo
     assert len(body._plans) == 1
     (if_time,) = [t for t in profiler.times if t.type == "If"]
     assert if_time.inference > if_time.seconds
+
+
+def test_a_mark_charges_its_own_bookkeeping_to_the_observers():
+    """Each clock read advances 1 s: a mark's interval since the previous mark goes to its label, its own time
+    (between its two reads) to the observers; the charges add up to the first read to the last."""
+    ticks = iter(range(100))
+    line = timeline.Timeline(clock=lambda: float(next(ticks)))
+    node = type("FakeNode", (), {"id": "7"})()
+    line.mark(timeline.START)                   # reads 0
+    line.mark(timeline.CHECKS)                  # reads 1 (checks 1 s), 2 (observers 1 s)
+    line.mark(timeline.KERNEL_TIME, node)       # reads 3 (layer 7: 1 s), 4 (observers 1 s)
+    line.mark(timeline.STEPS)                   # reads 5 (step loop 1 s), 6 (observers 1 s)
+    assert line.outside[timeline.CHECKS] == 1 and line.outside[timeline.STEPS] == 1
+    assert line.layer("7", timeline.KERNEL_TIME) == 1 and line.outside[timeline.OBSERVERS] == 3
+    assert line.total == 6

@@ -30,19 +30,13 @@ def infer(node: Node, in_infos: list[TensorInfo], path) -> list[TensorInfo]:
                          layer=node.ref) from exc
 
 
-def execute(node: Node, in_arrays, in_infos, out_infos, budget, path, kernel=None, mark=None) -> list[np.ndarray]:
-    """Run a layer's kernel after its budget checks; `mark` (timeline.py) is told when each part ends."""
-    for index, info in enumerate(out_infos):
-        if not info.is_static:
-            raise ExecutionError(f"output {index} shape {shape_str(info.shape)} is not known at run time",
-                                 file=path, layer=node.ref)
-        if node.ref.type not in ("Result", "Constant"):
-            nbytes = numel(info.shape) * info.type.storage.itemsize
-            try:
-                budget.check(nbytes, lambda index=index, info=info: f"output {index} of shape {shape_str(info.shape)} "
-                                                                f"{info.type}")
-            except IRError as exc:
-                raise exc.located(file=path, layer=node.ref) from None
+def execute(node: Node, in_arrays, in_infos, out_infos, budget, path, kernel=None, mark=None,
+            out_bytes: int | None = None) -> list[np.ndarray]:
+    """Run a layer's kernel after its budget checks; `mark` (timeline.py) is told when each part ends.
+    `out_bytes`: the outputs' bytes, when the caller knows them (every shape static): outputs that fit the
+    budget all together pass each output's check, which is then skipped."""
+    if out_bytes is None or budget.live < 0 or budget.live + out_bytes > budget.limit:
+        check_budget(node, out_infos, budget, path)
     if mark:
         mark(CHECKS)
     try:
@@ -59,6 +53,32 @@ def execute(node: Node, in_arrays, in_infos, out_infos, budget, path, kernel=Non
     return outputs
 
 
+def check_budget(node: Node, out_infos, budget, path) -> None:
+    """Each output, before it is allocated, against the budget (beside the bytes alive, `budget.live`)."""
+    for index, info in enumerate(out_infos):
+        if not info.is_static:
+            raise ExecutionError(f"output {index} shape {shape_str(info.shape)} is not known at run time",
+                                 file=path, layer=node.ref)
+        if node.ref.type not in ("Result", "Constant"):
+            nbytes = numel(info.shape) * info.type.storage.itemsize
+            try:
+                budget.check(nbytes, lambda index=index, info=info: f"output {index} of shape {shape_str(info.shape)} "
+                                                                f"{info.type}")
+            except IRError as exc:
+                raise exc.located(file=path, layer=node.ref) from None
+
+
+def static_bytes(out_infos) -> int | None:
+    """Bytes of these outputs; None when a shape is not known."""
+    total = 0
+    for info in out_infos:
+        shape = info.shape
+        if shape is None or None in shape:
+            return None
+        total += numel(shape) * info.type.storage.itemsize
+    return total
+
+
 def fold(node: Node, in_infos, out_infos, budget, path) -> list[np.ndarray]:
     """Compute a layer whose inputs are all known, every output included."""
     saved, node.op.unused_outputs = node.op.unused_outputs, frozenset()
@@ -73,6 +93,11 @@ ARRAYS = (np.ndarray, np.generic)  # a kernel may give a 0-d result as a NumPy s
 
 def check_outputs(node: Node, outputs, out_infos, path) -> None:
     """What a kernel returned agrees with inference (outputs nothing reads may be None)."""
+    for array, info in zip(outputs, out_infos):
+        if array.__class__ is not np.ndarray or array.shape != info.shape or array.dtype != info.type.storage:
+            break
+    else:
+        return
     for index, (array, info) in enumerate(zip(outputs, out_infos)):
         if array is None and index in node.op.unused_outputs:
             continue

@@ -50,6 +50,7 @@ class Step:
     label: str = ""             # what the step computes, for printing (defaults to the layer)
     inplace: bool = False       # may write output 0 into the buffer of input `inplace_port` (irrun/engine/inplace.py)
     inplace_port: int = 0
+    inferred: object = None     # dynamic steps: (input shapes, output infos) to reuse, or False (engine/reinfer.py)
 
     @property
     def name(self) -> str:
@@ -77,6 +78,7 @@ class Plan:
     held: int = 0               # bytes alive throughout the run (the state's values)
     peak: int = 0
     kernels: list[Step] = field(default_factory=list)  # the kernel steps, what a run executes
+    moving: list[Step] = field(default_factory=list)   # the steps a run without observer goes through
     model: object = None        # the Model the plan belongs to, for rewrites that need its state
     slot_of: dict = field(default_factory=dict)  # (layer id, output) -> slot
     template: list | None = None  # what irrun/engine/replan.py needs to make plans for other shapes from this one
@@ -156,6 +158,7 @@ class Plan:
                     live -= sizes[slot]
         self.peak = peak
         self.kernels = [step for step in self.steps if step.kind == KERNEL]
+        self.moving = [step for step in self.steps if step.kind == KERNEL or step.kind == INPUT or step.frees]
         mark_inplace(self, kept, like)
 
     def __str__(self) -> str:

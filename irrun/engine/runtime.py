@@ -24,6 +24,7 @@ from ..ops.state import AssignBase, ReadValueBase
 from ..ops.shapes import numel, parse_dim, shape_str
 from .plan import (CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, all_static, all_values, any_value,
                    tensor_bytes)
+from .reinfer import infer_at_run
 from .replan import make_template, replan, reuse_key
 from .session import Session
 from .timeline import INFERENCE, INPUTS, OBSERVERS, PLANNING, START, STEPS, THREADS
@@ -95,9 +96,6 @@ class Model:
 
     def _fold(self, node: Node, in_infos, out_infos) -> list[np.ndarray]:
         return layers.fold(node, in_infos, out_infos, self.budget, self.path)
-
-    def _execute(self, node: Node, in_arrays, in_infos, out_infos, kernel=None, mark=None) -> list[np.ndarray]:
-        return layers.execute(node, in_arrays, in_infos, out_infos, self.budget, self.path, kernel, mark)
 
     # ------------------------------------------------------------ plans
 
@@ -345,7 +343,8 @@ class Model:
         """The general loop: dynamic steps inferred from their input values, the budget checked as tensors
         come and go, every layer shown to the observer."""
         live = plan.held
-        for step in plan.steps:
+        budget, path = self.budget, self.path
+        for step in plan.steps if observer else plan.moving:  # a step not moving: nothing to do without observer
             kind = step.kind
             if kind != KERNEL:
                 if kind == INPUT:
@@ -363,37 +362,32 @@ class Model:
                     values[slot] = None
                 continue
             in_arrays = [values[slot] for slot in step.inputs]
-            in_infos, out_infos = step.in_infos, step.out_infos
             if mark:
                 mark(STEPS)
             if step.dynamic:
                 in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
-                            for array, info in zip(in_arrays, in_infos)]
-                out_infos = self._infer(step.node, in_infos)
+                            for array, info in zip(in_arrays, step.in_infos)]
+                out_infos = infer_at_run(self, step, in_arrays, in_infos)
                 if step.state == "read":
                     current = variables.get(step.variable)
                     current = None if current is None else TensorInfo(current[0].shape, current[1])
                     out_infos = [self._read_info(step.node, in_infos, current)]
                 if mark:
                     mark(INFERENCE, step.node)
-            self.budget.live = live
-            op = step.node.op
-            saved = op.unused_outputs
-            if observer:
-                op.unused_outputs = frozenset()
-            started = time.perf_counter()
+                out_bytes = layers.static_bytes(out_infos)
+            else:
+                in_infos, out_infos, out_bytes = step.in_infos, step.out_infos, step.out_bytes
+            budget.live = live
             kernel = step.kernel
             if step.state is not None:
                 def kernel(arrays, ii, oi, step=step):
                     return self._state_step(step, arrays, ii, oi, variables, writes)
-            try:
-                outputs = self._execute(step.node, in_arrays, in_infos, out_infos, kernel, mark)
-            finally:
-                op.unused_outputs = saved
             if observer:
-                outputs = observer(step.node, outputs, time.perf_counter() - started) or outputs
-                if mark:
-                    mark(OBSERVERS)
+                outputs = self._observed_step(step, in_arrays, in_infos, out_infos, kernel, out_bytes, observer,
+                                              mark)
+            else:
+                outputs = layers.execute(step.node, in_arrays, in_infos, out_infos, budget, path, kernel, None,
+                                         out_bytes)
             for slot, array in zip(step.outputs, outputs):
                 values[slot] = array
                 if array is not None:
@@ -403,6 +397,21 @@ class Model:
                 if freed is not None:
                     live -= freed.nbytes
             in_arrays = outputs = freed = None
+
+    def _observed_step(self, step: Step, in_arrays, in_infos, out_infos, kernel, out_bytes, observer, mark):
+        """A kernel step run for an observer: every output computed (none left out as unused), timed, shown."""
+        op = step.node.op
+        saved, op.unused_outputs = op.unused_outputs, frozenset()
+        started = time.perf_counter()
+        try:
+            outputs = layers.execute(step.node, in_arrays, in_infos, out_infos, self.budget, self.path, kernel,
+                                     mark, out_bytes)
+        finally:
+            op.unused_outputs = saved
+        outputs = observer(step.node, outputs, time.perf_counter() - started) or outputs
+        if mark:
+            mark(OBSERVERS)
+        return outputs
 
     @staticmethod
     def _state_step(step: Step, arrays, in_infos, out_infos, variables: dict, writes: dict) -> list:

@@ -14,6 +14,8 @@ arrays computed there.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from .budget import Budget
@@ -23,6 +25,7 @@ from ..ir.types import element_type
 from .registry import Op, TensorInfo, op
 
 _MERGE_ROUNDS = 4  # how often a back edge's shape is widened before inference gives up on it
+BODY_MODELS = 8    # body Models kept per body (one per Parameter shapes), most recently used first out last
 
 
 def _body_error(exc: IRError, body: str) -> IRError:
@@ -71,7 +74,7 @@ class _Graph:
             if source not in self.result_ids or target not in self.params:
                 raise ShapeError(f"back edge {source} -> {target} must go from a {name} Result to a {name} "
                                  f"Parameter", rule="edge.ref")
-        self._models: dict = {}
+        self._models: OrderedDict = OrderedDict()
         self.budget = None
         # OpenVINO's reader validates each body alone first, with its Parameters' declared shapes and types
         self.model({param: self.declared(param) for param in self.params})
@@ -87,15 +90,20 @@ class _Graph:
             raise ShapeError(f"{self.name} Parameter {sorted(missing)[0]} is not fed by the port map",
                              rule="edge.unfed")
         key = tuple(sorted((k, v.shape, v.type.name) for k, v in infos.items()))
-        if key not in self._models:
-            outer = self.context.budget
-            if self.budget is None:
-                self.budget = _NestedBudget(outer) if outer is not None else Budget()
-            try:
-                self._models[key] = self.context.bodies.model(self.graph, self.budget, infos)
-            except IRError as exc:
-                raise _body_error(exc, self.name) from None
-        return self._models[key]
+        model = self._models.get(key)
+        if model is not None:
+            self._models.move_to_end(key)
+            return model
+        outer = self.context.budget
+        if self.budget is None:
+            self.budget = _NestedBudget(outer) if outer is not None else Budget()
+        try:
+            model = self._models[key] = self.context.bodies.model(self.graph, self.budget, infos)
+        except IRError as exc:
+            raise _body_error(exc, self.name) from None
+        if len(self._models) > BODY_MODELS:  # value-dependent shapes give a body new shapes run after run
+            self._models.popitem(last=False)
+        return model
 
     def result_infos(self, param_infos: dict) -> dict[str, TensorInfo]:
         model = self.model(param_infos)

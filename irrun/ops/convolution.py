@@ -2,10 +2,10 @@
 
 Forward convolution is one BLAS matmul on the input itself for pointwise (1x1, stride 1, unpadded) layers,
 else im2col (one strided copy per kernel offset) and one matmul per chunk into the result; depthwise-like
-groups (one input channel per group) accumulate per kernel offset instead (stride 1, and strided 2D: einsums
-over shifted copies of the input per block of channels; else per channel, or with the channels innermost for
-many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost),
-or take banded matrix products for wide 2D kernels (depthwise_gemm); 3D
+groups (one input channel per group) accumulate per kernel offset instead (2D: einsums over shifted copies
+made straight from the input, written into the output, depthwise_direct; 1D/3D stride 1: einsums over shifted
+copies of the input per block of channels; else per channel, or with the channels innermost for
+many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost); 3D
 layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked), and
 3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd), as do 2D
 3x3 layers with many channels over large maps (conv_winograd_2d); stride-1 2D layers over large maps with few
@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..errors import ShapeError
-from . import conv_blocked, conv_implicit, conv_pointwise, conv_taps, conv_winograd, conv_winograd_2d, depthwise_gemm, depthwise_nhwc
+from . import conv_blocked, conv_implicit, conv_pointwise, conv_taps, conv_winograd, conv_winograd_2d, depthwise_direct, depthwise_nhwc
 from .attrs import Enum, Ints
 from .blas import matmul
 from .registry import Op, TensorInfo, op
@@ -273,29 +273,26 @@ DEPTHWISE_BLOCK_BYTES = 1 << 17  # a block of channels whose sums stay in the L2
 
 
 def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
-    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset: stride 1 as einsums over
-    shifted copies or sums over the flattened input (depthwise_flat), strided 2D as einsums over shifted
-    copies of the row phases (depthwise_strided_columns), other strides up to 4 over the stride phases
-    (depthwise_phases) or, for wide 2D kernels with stride 1 along the width, matrix products with banded
-    weights (depthwise_gemm); else, one cache-sized block of channels at a time, a product into a scratch
-    buffer and an in-place add per offset."""
+    """view [N, G, Og, *out] = the sum of the contributions of each kernel offset: 2D as einsums over shifted
+    copies written straight into the output (depthwise_direct) unless the channels-last einsum takes the
+    layer (strided, or stride 1 with small outputs); 1D and 3D: stride 1 as einsums over shifted copies or
+    sums over the flattened input (depthwise_flat), strides up to 4 over the stride phases
+    (depthwise_phases); else, one cache-sized block of channels at a time, a product into a scratch buffer
+    and an in-place add per offset."""
     kernel = w.shape[3:]
-    if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)):
+    direct = depthwise_direct.usable(kernel, strides)
+    if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)) and \
+            (not direct or max(strides) > 1 or depthwise_direct.cedes_to_channels_last(view.shape[1], out)):
         return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)
-    banded = depthwise_gemm.usable(view.dtype, kernel, strides, out)
-    strided_columns = use_strided_columns(kernel, strides) and not banded
-    if 1 < max(strides) <= 4 and not banded and not strided_columns:
+    if direct:
+        return depthwise_direct.depthwise_direct(x, begins, w, strides, dilations, out, view, reserve)
+    if 1 < max(strides) <= 4:
         return depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve)
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
-    if strided_columns:
-        return depthwise_strided_columns(padded, w, strides, dilations, out, view, reserve)
     if all(st == 1 for st in strides):
         return depthwise_flat(padded, w, dilations, out, offsets, view, reserve)
-    # the banded products multiply inputs outside a window by zero: an inf or NaN there would spread
-    if banded and np.isfinite(padded).all():
-        return depthwise_gemm.depthwise_gemm(padded, w, strides, dilations, out, view, reserve)
     view[...] = 0
     n, groups, out_per_group = view.shape[:3]
     per_channel = out_per_group * math.prod(out) * view.itemsize
@@ -374,58 +371,6 @@ def depthwise_columns(padded, w, dilations, out, view, reserve):
             a = acc[:g1 - g0]
             np.einsum(subscripts, window, weights[g0:g1], out=a[:, :, :length])
             view[b, g0:g1] = a.reshape(g1 - g0, out_per_group, out[0], *dims[1:])[crop]
-
-
-def depthwise_strided_columns(padded, w, strides, dilations, out, view, reserve):
-    """2D with strides, as depthwise_columns with the stride phases of the rows: the kernel rows i that read
-    the same row phase (i * dh) % sh form one class; per class and kernel column j, a copy of the padded
-    input's rows in that phase at columns wo * sw + j * dw, so that every offset of the class lies a fixed
-    stride of the copies away from the output position in the flattened output. One einsum per class and
-    block of channels; the classes after the first are summed into a scratch buffer and added."""
-    n, groups, out_per_group = view.shape[:3]
-    (kh, kw), (sh, sw), (dh, dw) = w.shape[3:], strides, dilations
-    ho, wo = out
-    classes = {}
-    for i in range(kh):
-        classes.setdefault(i * dh % sh, []).append(i)
-    # kernel row i reads the phase's row (output row + i * dh // sh); a class's rows are evenly spaced
-    height = ho + (kh - 1) * dh // sh
-    positions = ho * wo
-    per_channel = (height * wo * kw + out_per_group * positions * (1 + (len(classes) > 1))) * view.itemsize
-    block = max(1, min(groups, COLUMN_BLOCK_BYTES // per_channel))
-    reserve(block * per_channel, "depthwise column buffers")
-    columns = np.empty((block, kw, height * wo), view.dtype)
-    acc = np.empty((block, out_per_group, positions), view.dtype)
-    tmp = np.empty((block, out_per_group, positions), view.dtype) if len(classes) > 1 else None
-    item = view.itemsize
-    for b in range(n):
-        for g0 in range(0, groups, block):
-            g1 = min(groups, g0 + block)
-            count = g1 - g0
-            for k, (phase, rows) in enumerate(classes.items()):
-                first, last = rows[0] * dh // sh, rows[-1] * dh // sh
-                period = rows[1] - rows[0] if len(rows) > 1 else 1
-                step = period * dh // sh
-                cols = columns[:count, :, :(last + ho) * wo]
-                for j in range(kw):
-                    cols[:, j] = padded[b, g0:g1, phase:phase + (last + ho - 1) * sh + 1:sh,
-                                        j * dw:j * dw + (wo - 1) * sw + 1:sw].reshape(count, -1)
-                window = np.lib.stride_tricks.as_strided(
-                    cols[:, :, first * wo:], (count, positions, len(rows), kw),
-                    (cols.strides[0], item, step * wo * item, cols.strides[1]), writeable=False)
-                target = acc[:count] if k == 0 else tmp[:count]
-                weights = w[g0:g1, :, 0, rows[0]:rows[-1] + 1:period]
-                np.einsum("gpab,goab->gop", window, weights, out=target)
-                if k:
-                    acc[:count] += target
-            view[b, g0:g1] = acc[:count].reshape(count, out_per_group, ho, wo)
-
-
-def use_strided_columns(kernel, strides):
-    """Whether depthwise_strided_columns serves a strided layer (measured, one thread: 2D kernels at least 5
-    wide, 0.5-0.9x the time of the stride phases' per-offset sums; 3x3 kernels gain little alone and lose
-    inside whole models)."""
-    return len(kernel) == 2 and max(strides) > 1 and min(kernel) >= 5
 
 
 def depthwise_phases(x, begins, w, strides, dilations, out, offsets, view, reserve):

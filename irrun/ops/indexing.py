@@ -103,9 +103,10 @@ class Gather1(Op):
         return [TensorInfo(shape, data.type)]
 
     def run(self, inputs, in_infos, out_infos):
-        data, indices, _ = inputs
-        axis, batch_dims = self.geometry(*in_infos)
-        return [gather_kernel(data, indices, axis, batch_dims)]
+        # inference checked the geometry on these very infos (while planning, or at run time): only its numbers
+        data, indices, axis = inputs
+        axis = int(axis.reshape(-1)[0])
+        return [gather_kernel(data, indices, axis + data.ndim if axis < 0 else axis, self.get_batch_dims(indices.ndim))]
 
 
 @op("Gather", 7)

@@ -27,6 +27,13 @@ class TensorInfo:
     # the output of a Constant layer itself (OpenVINO reads some values only from those); not part of equality
     literal: bool = field(default=False, compare=False)
 
+    def __init__(self, shape, type, value=None, partial=None, literal=False):  # noqa: A002 (the field's name)
+        # what the dataclass would write, without its frozen __init__'s object.__setattr__ per field (three times
+        # slower: a run infers thousands of value-dependent steps)
+        fields = self.__dict__
+        fields["shape"], fields["type"], fields["value"], fields["partial"], fields["literal"] = \
+            shape, type, value, partial, literal
+
     @property
     def rank(self) -> int | None:
         return None if self.shape is None else len(self.shape)

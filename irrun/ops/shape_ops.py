@@ -105,7 +105,7 @@ class ShapeOf1(Op):
         if data.shape is None:
             return [TensorInfo((None,), out_type)]
         value = None
-        if data.is_static and all(d < shape_value_limit(out_type) for d in data.shape):
+        if data.is_static and max(data.shape, default=0) < shape_value_limit(out_type):
             value = np.array(data.shape, dtype=np.int64).astype(out_type.storage)
         return [TensorInfo((len(data.shape),), out_type, value)]
 

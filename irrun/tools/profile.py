@@ -120,6 +120,11 @@ class Profiler(Timeline):
                        f"and {inference * 1e3:.3f} ms in run-time inference of {len(executed)} executed layers "
                        f"({skipped.get('AT_LOAD', 0)} computed at load, {skipped.get('INPUT', 0)} inputs), "
                        f"{(total - kernels - inference) * 1e3:.3f} ms outside layers")]
+        most = max(executed, key=lambda t: t.inference, default=None)
+        if most is not None and most.inference > 0.25 * inference > 0:
+            lines.append(f"Most of the run-time inference is {most.type}-{most.version} {most.name!r} "
+                         f"({most.inference * 1e3:.3f} ms): a value-dependent op or an If/Loop body computes "
+                         f"while its shapes are inferred")
         return "\n".join(lines)
 
 
