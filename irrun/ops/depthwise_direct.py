@@ -23,11 +23,12 @@ baseline SIMD, SSE on x86-64, where the ufuncs dispatch to AVX-512; PyTorch take
 the copies, memory-bound. Measured and dropped: the copies as flat runs of the input for "same" layers (0.96-0.99x
 the time), the activation after the layer applied to each block (1.00-1.13x), BLAS matrix-vector products per
 kernel row (1.1-1.6x), the stride-1 einsums per stride phase (1.4-2.7x), one einsum output per kernel column
-summed afterwards (up to 2x), channels-last AVX-512 ufunc passes (issue 23: per offset np.multiply by the
-offset's weights tiled along the row, then np.add, over blocks of Wo*C-long rows in L2, stride phases copied
-apart; the same results as this kernel): 1.1-3.2x the time on the zoo's layers (29 shapes, total 1.8-2.0x), and the passes
-alone, without the layout copies, 0.6-0.95x only on 32-96 channels at 112x112 and 144 at 56x56 strided, else
-1.4-2.8x (0.37-0.9 ns per multiply-add: each ufunc pass costs 0.15-0.3 ns per element on L2-resident data).
+summed afterwards (up to 2x). Channels-last AVX-512 ufunc passes (issue 23: per kernel offset, np.multiply by
+the offset's weights tiled along the row, then np.add, over blocks of Wo*C-long rows in L2, the stride phases
+copied apart; at stride 1 the same results as this kernel): 1.1-3.2x the time on the zoo's layers (29 shapes,
+total 1.8-2.0x); the passes alone, without the layout copies, 0.6-0.95x only on 32-96 channels at 112x112 and
+144 at 56x56 strided, else 1.4-2.8x (0.37-0.9 ns per multiply-add: a ufunc pass costs 0.15-0.3 ns per element
+on L2-resident data here, no faster than the einsum's fused multiply-add).
 """
 from __future__ import annotations
 
