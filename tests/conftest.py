@@ -14,8 +14,7 @@ def pytest_configure(config):
         return
     _cache_bytecode_in_private_folder()
     if config.getoption("numprocesses", None) and not os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        _compile_for_the_workers()
-        _rewrite_for_the_workers(config)
+        _compile_for_the_workers(config)
 
 
 def _cache_bytecode_in_private_folder():
@@ -45,10 +44,10 @@ def _cache_bytecode_in_private_folder():
         seed(private / "bytecode", Path(__file__).parents[1])
 
 
-def _compile_for_the_workers():
+def _compile_for_the_workers(config):
     """On a fresh checkout every xdist worker compiled irrun, tools/ and the test helpers at once, each for
-    itself (2 s of CPU a worker): compiled here once, before the workers start, they find the bytecode written.
-    The test modules are left to pytest, which compiles them as it rewrites their asserts."""
+    itself (2 s of CPU a worker), and rewrote the asserts of every test module (3 s more): compiled and rewritten
+    here once, before the workers start, they find the bytecode written."""
     import compileall
     import re
 
@@ -59,30 +58,23 @@ def _compile_for_the_workers():
         for folder in ("irrun", "tools"):
             compileall.compile_dir(root / folder, quiet=2)
         compileall.compile_dir(Path(__file__).parent, maxlevels=0, quiet=2, rx=re.compile(r"(test_|conftest)[^/]*$"))
+        _rewrite_test_modules(config)
     finally:
         sys.pycache_prefix = saved
 
 
-def _rewrite_for_the_workers(config):
-    """On a fresh checkout every xdist worker also rewrote the asserts of every test module for itself (3 s of CPU
-    a worker): rewritten here once, where the workers' assertion rewriter finds them. This uses pytest's private
-    rewriting functions; should they change, the workers rewrite for themselves as before."""
+def _rewrite_test_modules(config):
+    """The test modules (and this conftest) as pytest's assertion rewriter caches them. This uses its private
+    functions; should they change, the workers rewrite for themselves as before."""
     try:
         from _pytest.assertion import rewrite
         state = config.stash[rewrite.assertstate_key]
-    except (ImportError, AttributeError, KeyError):
-        return
-    saved = sys.pycache_prefix
-    sys.pycache_prefix = os.environ.get("PYTHONPYCACHEPREFIX") or saved
-    try:
         for source in sorted(Path(__file__).parent.glob("test_*.py")) + [Path(__file__)]:
             pyc = rewrite.get_cache_dir(source) / (source.name[:-3] + rewrite.PYC_TAIL)
             if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(pyc.parent):
                 rewrite._write_pyc(state, *rewrite._rewrite_test(source, config), pyc)
     except Exception:  # noqa: BLE001 - pytest's private API changed: the workers rewrite for themselves
         pass
-    finally:
-        sys.pycache_prefix = saved
 
 
 @pytest.hookimpl(optionalhook=True)

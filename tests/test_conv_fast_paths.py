@@ -112,7 +112,7 @@ KINDS = ["pointwise", "general", "depthwise", "depthwise-channels-last", "depthw
 def test_forward_matches_plain_definition(kind, dtype, monkeypatch):
     rng = np.random.default_rng([7, KINDS.index(kind), np.dtype(dtype).num])
     # 2D stride 1 takes depthwise_direct (test_direct_*): off here, so the other kernels see those cases too
-    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel: False)
     # the channels-last einsum over a transposed copy (depthwise_nhwc): forced on, or off for the other kinds
     monkeypatch.setattr(depthwise_nhwc, "usable", lambda groups, out_per_group, *sizes:
                         kind == "depthwise-nhwc" and out_per_group == 1)
@@ -271,7 +271,7 @@ def test_zoo_depthwise_layers_match_the_cpu_plugin(layer, dtype, tmp_path, monke
 def test_depthwise_strides_beyond_the_phase_split(dtype, monkeypatch):
     """Strides above 4 take the per-offset windows (no stride phases), accumulating into the result (in 2D
     too, with depthwise_direct off)."""
-    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel: False)
     rng = np.random.default_rng([14, np.dtype(dtype).num])
     for spatial in (1, 2, 3):
         case = dict(n=2, groups=3, in_per_group=1, out_per_group=2, dims=[11] * spatial, kernel=[3] * spatial,
@@ -311,7 +311,7 @@ def test_channels_last_einsum_matches_the_per_offset_sums(dtype, monkeypatch):
     the plain definition."""
     monkeypatch.setattr(C, "channels_last", lambda groups, out_per_group, *sizes: out_per_group == 1)
     monkeypatch.setattr(C, "use_columns", lambda *args: False)
-    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
+    monkeypatch.setattr(depthwise_direct, "usable", lambda kernel: False)
     rng = np.random.default_rng([16, np.dtype(dtype).num])
     einsums = []
     for i in range(12):
@@ -394,7 +394,7 @@ def test_direct_matches_the_kernels_it_replaces_and_the_plain_definition(dtype, 
         assert len(taken) == before + 1, case
         stride_one = case["strides"] == [1, 1]
         with monkeypatch.context() as old_kernels:
-            old_kernels.setattr(depthwise_direct, "usable", lambda kernel, strides: False)
+            old_kernels.setattr(depthwise_direct, "usable", lambda kernel: False)
             old_kernels.setattr(C, "use_columns", lambda *args: True)
             before = C.conv_forward(*args)
         if x.dtype.kind != "f" or stride_one and case["out"][1] > 1:

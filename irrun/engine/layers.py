@@ -68,17 +68,6 @@ def check_budget(node: Node, out_infos, budget, path) -> None:
                 raise exc.located(file=path, layer=node.ref) from None
 
 
-def static_bytes(out_infos) -> int | None:
-    """Bytes of these outputs; None when a shape is not known."""
-    total = 0
-    for info in out_infos:
-        shape = info.shape
-        if shape is None or None in shape:
-            return None
-        total += numel(shape) * info.type.storage.itemsize
-    return total
-
-
 def fold(node: Node, in_infos, out_infos, budget, path) -> list[np.ndarray]:
     """Compute a layer whose inputs are all known, every output included."""
     saved, node.op.unused_outputs = node.op.unused_outputs, frozenset()

@@ -374,7 +374,7 @@ class Model:
                     out_infos = [self._read_info(step.node, in_infos, current)]
                 if mark:
                     mark(INFERENCE, step.node)
-                out_bytes = layers.static_bytes(out_infos)
+                out_bytes = sum(map(tensor_bytes, out_infos)) if all_static(out_infos) else None
             else:
                 in_infos, out_infos, out_bytes = step.in_infos, step.out_infos, step.out_bytes
             budget.live = live

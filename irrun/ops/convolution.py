@@ -280,7 +280,7 @@ def depthwise(x, begins, w, strides, dilations, out, offsets, view, reserve):
     (depthwise_phases); else, one cache-sized block of channels at a time, a product into a scratch buffer
     and an in-place add per offset."""
     kernel = w.shape[3:]
-    direct = depthwise_direct.usable(kernel, strides)
+    direct = depthwise_direct.usable(kernel)
     if depthwise_nhwc.usable(view.shape[1], view.shape[2], out, strides, len(offsets)) and \
             (not direct or max(strides) > 1 or depthwise_direct.cedes_to_channels_last(view.shape[1], out)):
         return depthwise_nhwc.depthwise_channels_last(x, begins, w, strides, dilations, out, view, reserve)

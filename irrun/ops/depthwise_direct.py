@@ -40,7 +40,7 @@ from numpy.lib.stride_tricks import as_strided
 BLOCK_BYTES = 1 << 20  # the buffers of a block of channels (measured, one thread: 512 KiB-1 MiB best)
 
 
-def usable(kernel, strides) -> bool:
+def usable(kernel) -> bool:
     return len(kernel) == 2
 
 
