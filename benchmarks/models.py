@@ -25,7 +25,8 @@ machine, waiting for a core is not counted). After --warmup runs of each, the th
 time for --repeat rounds; each time is the median of its runs, and each ratio the median of the rounds'
 ratios (irrun's run over torch's run of the same round): this VM's speed drifts by up to 1.5x over minutes,
 which moved whole-model ratios by up to 2x between runs of the old design (blocks of runs per library), while
-the two runs of a round see the same machine.
+the two runs of a round see the same machine. The table gives the quartiles of the rounds' irrun/torch ratios
+beside their median: how far a model's ratio moves within one run (it still moves more between runs on this VM).
 The table adds the medians of irrun/torch and irrun/OpenVINO over the models irrun ran. irrun's outputs are
 compared with the plugin's; when they differ, again with the plugin running the model with stable="true" in its
 TopK-11 layers (the reference kernel's order of tied values, which the plugin's stable=false order departs from:
@@ -306,7 +307,9 @@ def run_zoo_model(name, zoo, folder, args):
     row.update({key: statistics.median(t) * 1e3 for key, t in times.items() if t})
     for other in ("torch", "openvino"):
         if times.get("irrun"):
-            row[f"irrun/{other}"] = statistics.median(i / o for i, o in zip(times["irrun"], times[other]))
+            ratios = [i / o for i, o in zip(times["irrun"], times[other])]
+            row[f"irrun/{other}"] = statistics.median(ratios)
+            row[f"irrun/{other} spread"] = quartiles(ratios)
     if status == "ok":
         worker.stdin.write(b"quit\n")
         worker.stdin.flush()
@@ -316,14 +319,24 @@ def run_zoo_model(name, zoo, folder, args):
     return row
 
 
+def quartiles(values):
+    """(first, third) quartile of `values`; None for fewer than two."""
+    if len(values) < 2:
+        return None
+    first, _, third = statistics.quantiles(values, n=4)
+    return first, third
+
+
 def print_zoo_table(rows):
-    print("| model | irrun ms | OpenVINO ms | torch ms | irrun/torch | irrun/OpenVINO | peak RSS MB "
-          "| weights MB (f32) | note |")
-    print("|:---|---:|---:|---:|---:|---:|---:|---:|:---|")
+    print("| model | irrun ms | OpenVINO ms | torch ms | irrun/torch | rounds' quartiles | irrun/OpenVINO "
+          "| peak RSS MB | weights MB (f32) | note |")
+    print("|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|")
     for r in rows:
         mb = lambda v: "-" if v is None else f"{v / 2**20:.0f}"  # noqa: E731
+        spread = r.get("irrun/torch spread")
         print(f"| {r['model']} | {fmt(r['irrun'])} | {fmt(r['openvino'])} | {fmt(r['torch'])} "
               f"| {fmt(r.get('irrun/torch'), suffix='x')} "
+              f"| {'-' if spread is None else f'{spread[0]:.2f}-{spread[1]:.2f}'} "
               f"| {fmt(r.get('irrun/openvino'), '.1f', 'x')} | {mb(r['rss'])} | {mb(r['weights'])} "
               f"| {r['note']} |", flush=True)
     vs_torch = [r["irrun/torch"] for r in rows if r.get("irrun/torch") is not None]
