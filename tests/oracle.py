@@ -4,7 +4,9 @@ The ``openvino`` pip package is used here only as the source of truth; irrun nev
 imports it. A test builds a single-layer model with an ``openvino.opsetN`` factory,
 saves it as IR (``model.xml`` + ``model.bin``), optionally patches the XML text, and
 then *reads the saved file back* with OpenVINO. Every oracle result comes from that
-read-back model, so OpenVINO and irrun always execute exactly the same file.
+read-back model, so OpenVINO and irrun always execute exactly the same file. (It is the
+suite's largest single cost after compiling: 9,145 read-backs, 29 s of its CPU, measured
+for issue 18; the plugin's 802 compilations take 40 s.)
 
 Two executors are offered:
 
