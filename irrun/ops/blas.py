@@ -14,7 +14,7 @@ products are split alike).
 
 The blocks are computed on one worker too: there, one call would be 5-8% faster on the zoo's products (issue 23,
 measured), and it gives the blocks' bits on the AVX-512 f32 kernel, but not on the AVX2 one (OPENBLAS_CORETYPE=
-Haswell: 292 of 320 f32 shapes differ) nor in f64, so one worker and two would no longer agree there."""
+Haswell: 292 of 320 f32 cases differ) nor in f64, so one worker and two would no longer agree there."""
 from __future__ import annotations
 
 import concurrent.futures
