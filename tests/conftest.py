@@ -122,7 +122,11 @@ def _tempfile_folder(folder: Path):
 def temporary_files_under_pytest(tmp_path_factory):
     """Everything the tests, their fixtures and their subprocesses write through tempfile (oracle models above
     all) goes under pytest's base temporary directory, which pytest prunes, instead of piling up in the system's."""
+    import multiprocessing.util
+
     with _tempfile_folder(tmp_path_factory.mktemp("tempfile")):
+        # multiprocessing makes its folder once a process (the forkserver's socket goes there): here, not in a test's
+        multiprocessing.util.get_temp_dir()
         yield
 
 
@@ -144,7 +148,8 @@ def temporary_files_of_the_test(request, tmp_path_factory):
     pyproject.toml). Left to pytest, the 17,000 files of the suite's tempfile folders were deleted at the end of
     the run, on one core, after the last test (3.3 s), as were the tmp_path files of the run three runs before
     (2.5 s more); deleted as each test ends, while the other workers go on, they leave about 1,000 (issue 18).
-    (Session and module fixtures, set up before this, write under temporary_files_under_pytest's folder.)"""
+    (Session and module fixtures, set up before this, write under temporary_files_under_pytest's folder, as does
+    multiprocessing: a test's folder would go with the test, and the process's forkserver socket with it.)"""
     folder = tmp_path_factory.mktemp("tempfile")
     with _tempfile_folder(folder):
         yield
