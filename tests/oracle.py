@@ -43,6 +43,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import openvino as ov
 from openvino import opset1
+from openvino.frontend import FrontEndManager
 
 __all__ = [
     "core",
@@ -53,6 +54,7 @@ __all__ = [
     "constant",
     "Built",
     "build",
+    "read_back",
     "patch_layer",
     "reader_refuses",
     "run_reference",
@@ -105,6 +107,23 @@ _NP_TO_OV = {
     np.dtype(np.uint64): ov.Type.u64,
     np.dtype(np.bool_): ov.Type.boolean,
 }
+
+
+@functools.lru_cache(maxsize=1)
+def _ir_frontend():
+    return FrontEndManager().load_by_framework("ir")
+
+
+def read_back(xml) -> ov.Model:
+    """``core().read_model(xml)`` for the IR v11 files ``save_model`` writes, without its fixed cost: Core makes
+    a FrontEndManager and asks every frontend whether it reads the file at each call (0.5 of its 1.4 ms for a
+    one-layer model); the IR frontend then loads and converts it as here. Core adds legacy inputs and outputs
+    to IR v10 models, so those are read by Core."""
+    frontend = _ir_frontend()
+    model = frontend.convert(frontend.load(str(xml)))
+    if model.has_rt_info("version") and model.get_rt_info("version").astype(int) == 10:
+        return core().read_model(str(xml))
+    return model
 
 
 def reader_refuses(xml) -> bool:
@@ -241,7 +260,7 @@ def build(
     ov.save_model(model, str(xml), compress_to_fp16=False)
     if patch is not None:
         xml.write_text(patch(xml.read_text()))
-    back = core().read_model(str(xml))
+    back = read_back(xml)
     in_names = [_any_name(o, i) for i, o in enumerate(back.inputs)]
     ordered = [feeds[n] for n in in_names]
     return Built(

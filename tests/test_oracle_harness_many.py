@@ -28,3 +28,35 @@ def test_run_cpu_many_keeps_a_refusal_in_its_place():
             np.testing.assert_array_equal(out, np.maximum(built.feeds[0], 0))
     with pytest.raises(OracleUnsupported):  # by default the refusal is raised, as run_cpu raises it
         run_cpu_many(builts[1:3])
+
+
+
+def _serialized(model, directory):
+    import openvino as ov
+    ov.save_model(model, str(directory / "again.xml"), compress_to_fp16=False)
+    return (directory / "again.xml").read_bytes(), (directory / "again.bin").read_bytes()
+
+
+def _types(ports):
+    return [port.get_element_type() for port in ports]
+
+
+@pytest.mark.parametrize("version", ["11", "10"])
+def test_read_back_reads_what_core_reads(tmp_path, version):
+    """oracle.read_back (the IR frontend, kept) gives the model Core.read_model gives. IR v11: the same file
+    once saved again. IR v10, to which Core adds legacy inputs and outputs (an f16 input and output read as f32),
+    goes through Core (whose added Converts are numbered anew at each read)."""
+    def make(p):
+        return [opset1.add(p["x"], O.constant(np.arange(6, dtype=np.float16).reshape(2, 3))), opset1.relu(p["i"])]
+
+    built = build(make, {"x": np.ones((2, 3), np.float16), "i": np.ones(4, np.int64)}, tmp_path / "built",
+                  patch=lambda xml: xml.replace('<net name="oracle" version="11">',
+                                                f'<net name="oracle" version="{version}">'))
+    by_core, by_frontend = O.core().read_model(str(built.xml)), O.read_back(built.xml)
+    legacy = version == "10"
+    assert _types(by_frontend.inputs) == _types(by_core.inputs) == [O.ov_type("f32" if legacy else "f16"),
+                                                                    O.ov_type("i64")]
+    assert _types(by_frontend.outputs) == _types(by_core.outputs) == [O.ov_type("f32" if legacy else "f16"),
+                                                                      O.ov_type("i32" if legacy else "i64")]
+    if not legacy:
+        assert _serialized(by_frontend, tmp_path) == _serialized(by_core, tmp_path)
