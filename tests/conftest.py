@@ -69,16 +69,24 @@ def _compile_for_the_workers(config):
 
 def _rewrite_test_modules(config):
     """The test modules (and this conftest) as pytest's assertion rewriter caches them. This uses its private
-    functions; should they change, the workers rewrite for themselves as before."""
+    functions; should they change, the workers rewrite for themselves as before (and test_suite_machinery.py
+    fails)."""
     try:
-        from _pytest.assertion import rewrite
-        state = config.stash[rewrite.assertstate_key]
         for source in sorted(Path(__file__).parent.glob("test_*.py")) + [Path(__file__)]:
-            pyc = rewrite.get_cache_dir(source) / (source.name[:-3] + rewrite.PYC_TAIL)
-            if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(pyc.parent):
-                rewrite._write_pyc(state, *rewrite._rewrite_test(source, config), pyc)
+            rewritten_pyc(source, config)
     except Exception:  # noqa: BLE001 - pytest's private API changed: the workers rewrite for themselves
         pass
+
+
+def rewritten_pyc(source: Path, config) -> Path:
+    """The file where pytest caches `source` with its asserts rewritten, written unless it is there already."""
+    from _pytest.assertion import rewrite
+
+    pyc = rewrite.get_cache_dir(source) / (source.name[:-3] + rewrite.PYC_TAIL)
+    if rewrite._read_pyc(source, pyc) is None and rewrite.try_makedirs(pyc.parent):
+        source_stat, code = rewrite._rewrite_test(source, config)
+        rewrite._write_pyc(config.stash[rewrite.assertstate_key], code, source_stat, pyc)
+    return pyc
 
 
 @pytest.hookimpl(optionalhook=True)
