@@ -167,8 +167,7 @@ def temporary_files_of_the_test(request):
     pyproject.toml). Left to pytest, the 17,000 files of the suite's tempfile folders were deleted at the end of
     the run, on one core, after the last test (3.3 s), as were the tmp_path files of the run three runs before
     (2.5 s more); deleted as each test ends, while the other workers go on, they leave about 1,000 (issue 18).
-    (Session and module fixtures, set up before this, write under temporary_files_under_pytest's folder, as does
-    multiprocessing: a test's folder would go with the test, and the process's forkserver socket with it.)"""
+    (Session and module fixtures, set up before this, write under temporary_files_under_pytest's folder.)"""
     folder = tempfile.mkdtemp(prefix=re.sub(r"\W", "_", request.node.name)[:40] + "-")  # in the session's folder
     with _tempfile_folder(folder):
         yield

@@ -1,5 +1,7 @@
-"""oracle.run_cpu_many when the CPU plugin refuses one of the cases: the others still run together."""
+"""The oracle's own harness: run_cpu_many when the CPU plugin refuses one of the cases (the others still run
+together), and read_back against Core.read_model."""
 import numpy as np
+import openvino as ov
 import pytest
 from openvino import opset1, opset9
 
@@ -30,9 +32,7 @@ def test_run_cpu_many_keeps_a_refusal_in_its_place():
         run_cpu_many(builts[1:3])
 
 
-
 def _serialized(model, directory):
-    import openvino as ov
     ov.save_model(model, str(directory / "again.xml"), compress_to_fp16=False)
     return (directory / "again.xml").read_bytes(), (directory / "again.bin").read_bytes()
 
