@@ -33,7 +33,7 @@ def chain(*observers: Observer | None) -> Observer | None:
         for observer in active:
             observer(node, outputs, seconds)
 
-    observe.sees_fused_steps = all(getattr(o, "sees_fused_steps", False) for o in active)
+    observe.sees_plain_run = all(getattr(o, "sees_plain_run", False) for o in active)
     timelines = [o.mark for o in active if hasattr(o, "mark")]
     if timelines:
         def mark(label, node=None):

@@ -32,7 +32,7 @@ class Profiler(Timeline):
     executed layer, the slowest ones, time by op type and the rest, adding up to the run's wall time. It times the
     plan a plain run executes: a fused step (engine/mvn_transposes.py) counts as its last layer."""
 
-    sees_fused_steps = True
+    sees_plain_run = True
 
     def __init__(self, model):
         super().__init__()
@@ -136,7 +136,7 @@ class Progress:
     """An observer advancing a click progress bar on stderr, one step per layer. Only meant to be used
     when stderr is a terminal (see `on_terminal`); `close()` clears it."""
 
-    sees_fused_steps = True
+    sees_plain_run = True
 
     def __init__(self, model, label: str = "running"):
         import sys
