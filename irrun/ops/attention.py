@@ -1,8 +1,10 @@
 """ScaledDotProductAttention-13.
 
-softmax(Q K^T * scale + bias) V over the last two axes, batch dims broadcast NumPy-style. The bias is
+softmax((Q * scale) K^T + bias) V over the last two axes, batch dims broadcast NumPy-style. The bias is
 triu(-inf, k=1) on [L, S] when `causal` (the mask input is then ignored), else the float mask, or 0 / -inf
-from a boolean mask (true keeps a position). scale defaults to 1 / sqrt(E)."""
+from a boolean mask (true keeps a position). scale defaults to 1 / sqrt(E). The query is scaled before the
+product, as OpenVINO's reference decomposition (ScaledDotProductAttentionDecomposition) does: one pass over
+[L, E] instead of [L, S]."""
 from __future__ import annotations
 
 import numpy as np
@@ -128,7 +130,7 @@ class ScaledDotProductAttention13(Op):
         return [np.ascontiguousarray(out.astype(dtype))]
 
     def attend(self, q, k, v, scale, mask, ctype):
-        """softmax(q k^T * scale + mask) v, a block of query rows at a time: the scores of a block are
+        """softmax((q * scale) k^T + mask) v, a block of query rows at a time: the scores of a block are
         one buffer of at most BLOCK_BYTES (or one row), updated in place."""
         length, source = q.shape[-2], k.shape[-2]
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
@@ -142,10 +144,10 @@ class ScaledDotProductAttention13(Op):
         self.reserve(rows * row_bytes * 2, "attention scores")
         k_t = np.swapaxes(k, -1, -2)
         with np.errstate(invalid="ignore", over="ignore"):
+            q = np.multiply(q, scale, dtype=ctype)
             for r0 in range(0, length, rows):
                 r1 = min(length, r0 + rows)
                 scores = matmul(q[..., r0:r1, :], k_t)
-                scores *= scale
                 if self.causal:
                     blocked = np.arange(source)[None, :] > np.arange(r0, r1)[:, None]
                     scores = np.where(blocked, ctype(-np.inf), scores)
