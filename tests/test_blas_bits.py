@@ -103,3 +103,18 @@ def test_models_give_the_same_bits_on_one_and_two_workers(tmp_path, at_workers):
         two = at_workers(2, lambda: model.run(feeds, observer=observer))
         for name in one:
             np.testing.assert_array_equal(one[name], two[name], err_msg=f"{xml} {name}")
+
+
+def test_few_rows_times_a_wide_matrix_is_computed_transposed():
+    """2..FEW_ROWS rows times a wide matrix: (b^T a^T)^T, returned C-contiguous, the same bits with `out`; one row
+    (a matrix-vector product) and more rows as they are."""
+    rng = np.random.default_rng(7)
+    b = rng.standard_normal((300, 400)).astype(np.float32)  # below CHUNK_WORK: one call, unsplit
+    for rows, transposed in ((1, False), (2, True), (17, True), (blas.FEW_ROWS, True), (blas.FEW_ROWS + 1, False)):
+        a = rng.standard_normal((rows, 300)).astype(np.float32)
+        got = blas.matmul(a, b)
+        assert got.flags.c_contiguous and got.shape == (rows, 400)
+        np.testing.assert_array_equal(got, np.matmul(b.T, a.T).T if transposed else np.matmul(a, b))
+        out = np.full_like(got, np.nan)
+        assert blas.matmul(a, b, out=out) is out
+        np.testing.assert_array_equal(out, got)
