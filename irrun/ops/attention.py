@@ -141,7 +141,7 @@ class ScaledDotProductAttention13(Op):
         out = np.empty(np.broadcast_shapes(batch, v.shape[:-2]) + (length, v.shape[-1]), ctype)
         row_bytes = max(1, int(np.prod(batch, dtype=np.int64))) * source * np.dtype(ctype).itemsize
         rows = max(1, min(length, BLOCK_BYTES // max(row_bytes, 1)))
-        self.reserve(rows * row_bytes * 2, "attention scores")
+        self.reserve(rows * row_bytes * 2 + q.size * np.dtype(ctype).itemsize, "attention scores and scaled query")
         k_t = np.swapaxes(k, -1, -2)
         with np.errstate(invalid="ignore", over="ignore"):
             q = np.multiply(q, scale, dtype=ctype)
