@@ -130,6 +130,29 @@ def test_convolution_sweep(kind):
     assert checked >= 30
 
 
+def test_strided_group_convolution_sweep():
+    """Strided GroupConvolutions with 2-16 input channels per group (RegNet's, ResNeXt's), which irrun computes
+    from the input's stride phases (ops/convolution.im2col_phases): 1D-3D, strides 2-3 on some axes, dilations,
+    pads and auto_pad, batches of 1-2, against the CPU plugin."""
+    rng = np.random.default_rng(2026)
+    cases = []
+    for i in range(24):
+        cfg = gen_case(rng, "group", i)
+        nsp = len(cfg["kernel"])
+        cfg.update(groups=int(rng.integers(2, 5)), cin_g=int(rng.choice([2, 3, 8, 16])), cout_g=int(rng.integers(1, 9)),
+                   strides=[int(v) for v in rng.integers(1, 4, nsp)])
+        cfg["strides"][i % nsp] = 2 + i % 2
+        try:
+            built, length = build_case(cfg, rng)
+        except RuntimeError:
+            continue
+        cases.append((cfg, f"strided group case {i}: {describe(cfg)}", built, length))
+    assert len(cases) >= 20
+    for (cfg, context, built, length), (_, expected) in zip(cases, run_cpu_many([c[2] for c in cases])):
+        assert_same(run_irrun(built, context), expected, built.output_names, atol=tolerance(length),
+                    f16_ulp=cfg["dtype"] == "f16", context=context)
+
+
 def _single(make, x, atol=1e-4):
     built = build(make, {"x": x})
     names, expected = run_cpu(built)

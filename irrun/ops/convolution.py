@@ -5,7 +5,9 @@ else im2col (one strided copy per kernel offset) and one matmul per chunk into t
 groups (one input channel per group) accumulate per kernel offset instead (2D: einsums over shifted copies
 made straight from the input, written into the output, depthwise_direct; 1D/3D stride 1: einsums over shifted
 copies of the input per block of channels; else per channel, or with the channels innermost for
-many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost); 3D
+many channels over few positions; depthwise_nhwc: one einsum over the whole layer with the channels innermost);
+strided layers with few input channels per group copy their columns as contiguous runs of the input's stride
+phases (im2col_phases); 3D
 layers whose column blocks hold many positions take cache-sized blocks over stride phases (conv_blocked), and
 3D layers with 3x3 kernels over height and width (stride 1 there) Winograd tiles (conv_winograd), as do 2D
 3x3 layers with many channels over large maps (conv_winograd_2d); stride-1 2D layers over large maps with few
@@ -562,11 +564,16 @@ def conv_forward(x, w, strides, dilations, begins, out, reserve=None, prepared=N
         return winograd
     if conv_implicit.usable(x, w, strides, out):
         return conv_implicit.forward(x, w, strides, dilations, begins, out, reserve, prepared)
+    ck = in_per_group * len(offsets)
+    weights = w.reshape(groups, out_per_group, ck)
+    if groups > 1 and in_per_group <= FLAT_MAX_IN and any(s > 1 for s in strides) and \
+            _phase_columns_bytes(weights, kernel, strides, dilations, out) <= CHUNK_BYTES:
+        result = np.empty((n, groups, out_per_group, positions), dtype=dtype)
+        im2col_phases(x, weights, kernel, strides, dilations, begins, out, result, reserve)
+        return result.reshape(shape)
     padded = _padded(x, begins, out, kernel, strides, dilations)
     if padded is not x:
         reserve(padded.nbytes, f"padded convolution input {list(padded.shape)}")
-    ck = in_per_group * len(offsets)
-    weights = w.reshape(groups, out_per_group, ck)
     result = np.empty((n, groups, out_per_group, positions), dtype=dtype)
     if len(offsets) == 1 and tuple(padded.shape[2:]) == tuple(out):
         # a pointwise product: the input is the column matrix, one matmul per batch item and group
@@ -645,6 +652,32 @@ def im2col_flat(padded, weights, dilations, out, offsets, result, reserve):
             chunk = products[:, :, :span]
             matmul(weights, cols[..., :span].reshape(groups, ck, span), out=chunk)
             view[b, :, :, r0:r0 + rows] = chunk.reshape(groups, out_per_group, rows, *dims[1:])[crop]
+
+
+def _phase_columns_bytes(weights, kernel, strides, dilations, out):
+    """The column and product buffers of im2col_phases: one run of the phases' pitch per output row."""
+    groups, out_per_group, ck = weights.shape
+    reach = [o + ((k - 1) * d) // s for o, k, d, s in zip(out, kernel, dilations, strides)]
+    return (ck + out_per_group) * groups * out[0] * math.prod(reach[1:]) * weights.itemsize
+
+
+def im2col_phases(x, weights, kernel, strides, dilations, begins, out, result, reserve):
+    """Strided layers with few input channels per group (grouped convolutions, where the column copies take
+    more time than the products): in the input split into its stride phases (conv_implicit.Phases), each kernel
+    offset's window is one contiguous run per channel, as in im2col_flat, instead of rows a few elements long.
+    The products are computed on the phases' pitch and cropped."""
+    groups, out_per_group, ck = weights.shape
+    phases = conv_implicit.Phases(x, kernel, strides, dilations, begins, out, groups, reserve,
+                                  "convolution stride phases")
+    reserve(_phase_columns_bytes(weights, kernel, strides, dilations, out), "convolution column buffer")
+    cols = np.empty((groups, ck // len(phases.offsets), len(phases.offsets), phases.length), weights.dtype)
+    products = np.empty((groups, out_per_group, phases.length), weights.dtype)
+    view = result.reshape(x.shape[0], groups, out_per_group, *out)
+    for b in range(x.shape[0]):
+        for j, (phase, start) in enumerate(phases.taps):
+            cols[:, :, j] = phases.planes[b, phase, :, :, start:start + phases.length]
+        matmul(weights, cols.reshape(groups, ck, phases.length), out=products)
+        view[b] = phases.crop(products, out)
 
 
 # ---------------------------------------------------------------- transposed convolution
