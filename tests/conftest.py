@@ -53,7 +53,6 @@ def _compile_for_the_workers(config):
     itself (2 s of CPU a worker), and rewrote the asserts of every test module (3 s more): compiled and rewritten
     here once, before the workers start, they find the bytecode written."""
     import compileall
-    import re
 
     root = Path(__file__).parents[1]
     saved = sys.pycache_prefix

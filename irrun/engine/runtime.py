@@ -308,7 +308,7 @@ class Model:
             if plan.static and observer is None:
                 self._run_static(plan, values, variables, writes)
             else:
-                self._run_steps(plan, values, observer, variables, writes, mark)
+                self._run_steps(plan, values, observer, variables, writes, mark, every_output=every_layer)
             outputs = {desc.name: values[slot] for desc, slot in zip(self.outputs, plan.outputs)}
         if mark:
             mark(STEPS)
@@ -341,9 +341,10 @@ class Model:
             raise ExecutionError(f"kernel failed: {type(exc).__name__}: {exc}", file=self.path,
                                  layer=step.node.ref) from exc
 
-    def _run_steps(self, plan: Plan, values: list, observer, variables: dict, writes: dict, mark=None) -> None:
+    def _run_steps(self, plan: Plan, values: list, observer, variables: dict, writes: dict, mark=None,
+                   every_output: bool = False) -> None:
         """The general loop: dynamic steps inferred from their input values, the budget checked as tensors
-        come and go, every layer shown to the observer."""
+        come and go, every layer shown to the observer (with every output computed when `every_output`)."""
         live = plan.held
         budget, path = self.budget, self.path
         for step in plan.steps if observer else plan.moving:  # a step not moving: nothing to do without observer
@@ -386,7 +387,7 @@ class Model:
                     return self._state_step(step, arrays, ii, oi, variables, writes)
             if observer:
                 outputs = self._observed_step(step, in_arrays, in_infos, out_infos, kernel, out_bytes, observer,
-                                              mark)
+                                              mark, every_output)
             else:
                 outputs = layers.execute(step.node, in_arrays, in_infos, out_infos, budget, path, kernel, None,
                                          out_bytes)
@@ -400,12 +401,12 @@ class Model:
                     live -= freed.nbytes
             in_arrays = outputs = freed = None
 
-    def _observed_step(self, step: Step, in_arrays, in_infos, out_infos, kernel, out_bytes, observer, mark):
-        """A kernel step run for an observer: timed, shown, and with every output computed (none left out as
-        unused) unless the observer sees the plain run."""
+    def _observed_step(self, step: Step, in_arrays, in_infos, out_infos, kernel, out_bytes, observer, mark,
+                       every_output: bool):
+        """A kernel step run for an observer: timed, shown, and with `every_output` none left out as unused."""
         op = step.node.op
         saved = op.unused_outputs
-        if not getattr(observer, "sees_plain_run", False):
+        if every_output:
             op.unused_outputs = frozenset()
         started = time.perf_counter()
         try:

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .blas import matmul
+from .conv_implicit import phase_reach
 
 BLOCK_BYTES = 1 << 21  # a block of columns (input channels x kernel offsets x positions) at most this large
 MIN_SPAN = 32          # positions per block at least (short blocks would starve the matmul)
@@ -55,7 +56,7 @@ def im2col_blocked(padded, w, strides, dilations, out, result, reserve):
     n = padded.shape[0]
     groups, out_per_group, in_per_group, *kernel = w.shape
     itemsize = padded.itemsize
-    reach = [o + ((k - 1) * d) // s for o, k, d, s in zip(out, kernel, dilations, strides)]
+    reach = phase_reach(out, kernel, strides, dilations)
     combos = list(itertools.product(*(_axis_classes(k, s, d) for k, s, d in zip(kernel, strides, dilations))))
     phases = {}
     if all(s == 1 for s in strides):

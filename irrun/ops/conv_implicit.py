@@ -42,6 +42,11 @@ def tap_weights(w):
     return np.ascontiguousarray(np.moveaxis(w, (0, 1, 2), (spatial, spatial + 1, spatial + 2)))
 
 
+def phase_reach(out, kernel, strides, dilations) -> list[int]:
+    """Along each axis, how many positions of one stride phase the windows of `out` positions read."""
+    return [o + ((k - 1) * d) // s for o, k, d, s in zip(out, kernel, dilations, strides)]
+
+
 def _phase_ranges(phase, begin, stride, reach, size):
     """Along one axis: (first, end) phase positions j holding x (padded position phase + stride * j is x
     position phase + stride * j - begin), and the x slice they read; None when no position does."""
@@ -63,7 +68,7 @@ class Phases:
         n = x.shape[0]
         self.offsets = list(itertools.product(*(range(k) for k in kernel)))
         positions = [[o * d for o, d in zip(offs, dilations)] for offs in self.offsets]
-        self.reach = [o + ((k - 1) * d) // s for o, k, d, s in zip(out, kernel, dilations, strides)]
+        self.reach = phase_reach(out, kernel, strides, dilations)
         pitch = [math.prod(self.reach[i + 1:]) for i in range(len(self.reach))]
         keys = sorted({tuple(p % s for p, s in zip(pos, strides)) for pos in positions})
         self.taps = [(keys.index(tuple(p % s for p, s in zip(pos, strides))),

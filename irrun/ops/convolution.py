@@ -657,7 +657,7 @@ def im2col_flat(padded, weights, dilations, out, offsets, result, reserve):
 def _phase_columns_bytes(weights, kernel, strides, dilations, out):
     """The column and product buffers of im2col_phases: one run of the phases' pitch per output row."""
     groups, out_per_group, ck = weights.shape
-    reach = [o + ((k - 1) * d) // s for o, k, d, s in zip(out, kernel, dilations, strides)]
+    reach = conv_implicit.phase_reach(out, kernel, strides, dilations)
     return (ck + out_per_group) * groups * out[0] * math.prod(reach[1:]) * weights.itemsize
 
 
