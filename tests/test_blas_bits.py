@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -103,6 +104,20 @@ def test_models_give_the_same_bits_on_one_and_two_workers(tmp_path, at_workers):
         two = at_workers(2, lambda: model.run(feeds, observer=observer))
         for name in one:
             np.testing.assert_array_equal(one[name], two[name], err_msg=f"{xml} {name}")
+
+
+def test_products_on_helper_threads_warn_no_more_than_on_one(tmp_path, at_workers):
+    """inf * 0 in a product gives NaN quietly, as on one thread: NumPy's error state is per thread, and the helper
+    threads printed "RuntimeWarning: invalid value encountered in matmul" for the blocks they computed."""
+    weights = np.zeros((512, 512), np.float32)
+    built = build(lambda p: opset1.matmul(p["x"], opset1.constant(weights), False, False),
+                  {"x": np.full((512, 512), np.inf, np.float32)}, tmp_path)
+    model = irrun.load(str(built.xml))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = at_workers(2, lambda: model.run(built.feeds))
+    assert np.isnan(next(iter(out.values()))).all()
+    assert [str(w.message) for w in caught] == []
 
 
 def test_few_rows_times_a_wide_matrix_is_computed_transposed():

@@ -112,10 +112,12 @@ def _matmul_into(a, b, out):
 def run_all(calls, product=_matmul_into):
     """product(a, b, out) for every (a, b, out) call, on up to `workers` threads taking them in turn."""
     pending = iter(calls)  # next() on a list iterator is atomic: each call is taken once
+    errors = np.geterr()  # np.errstate holds for its own thread: the helpers take the caller's
 
     def drain():
-        for a, b, out in pending:
-            product(a, b, out)
+        with np.errstate(**errors):
+            for a, b, out in pending:
+                product(a, b, out)
     helpers = [_pool().submit(drain) for _ in range(min(_Workers.count, len(calls)) - 1)]
     drain()
     for helper in helpers:
