@@ -101,7 +101,7 @@ def pytest_xdist_auto_num_workers(config):
 # running alone on one worker at the end of a parallel run.
 # The Dask tests that wait the longest (workers dying and restarted, a host and its workers stopped) go first too:
 # at the end of a run they left the cores idle.
-STARTED_FIRST = ("test_hostile.py::test_fuzzed", "test_hostile.py::test_long_chain", "test_weights_release.py",
+STARTED_FIRST = ("test_hostile.py::test_fuzzed_new_seeds", "test_hostile.py::test_long_chain", "test_weights_release.py",
                  "test_compare_against_openvino_on_every_model[torch_", "test_precision.py::test_precision_report",
                  "test_parallel_chunks.py::test_a_worker_dying", "test_parallel_chunks.py::test_a_chunk_whose_worker",
                  "test_parallel.py::test_dask_keeps_order", "test_parallel.py::test_parallel_checks_equal_serial",

@@ -1,6 +1,7 @@
 """Hostile and broken inputs: every failure is an IRError with one line; nothing is expanded, leaked
 or exhausted; the CLI never prints a traceback."""
 import functools
+import json
 import random
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from irrun.errors import GraphError, InputError, MemoryBudgetError, ParseError, 
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tools"))
 import fuzz  # noqa: E402
+import fuzz_corpus as fuzz_corpus_tool  # noqa: E402
 
 MODELS = Path(__file__).parents[1] / "models"
 REGRESSIONS = Path(__file__).parent / "data" / "fuzz_regressions"
@@ -232,34 +234,44 @@ def test_long_chain_has_no_recursion_limit(tmp_path):
 
 # ------------------------------------------------------------------ fuzzing
 
-# 2,520: the time 3,000 took while tools/fuzz.py's attribute mutations all made malformed XML (a fifth of the
-# cases, each refused at parsing); now they load and run. Not fewer: any half of them (the first or last half of
-# each chunk, chunks 0-2 or 3-5) misses 148-185 of the 6,233 branches of irrun the 2,520 take (measured with
-# coverage.py, issue 18), about 14 s of the suite's CPU.
-FUZZ_CASES = 2520
-FUZZ_CHUNKS = 6  # run apart, so parallel test workers share them
-# Seeds larger than this (Swin, Faster R-CNN: ten times the time per case) are left to tools/fuzz.py's long runs.
-FUZZ_SEED_MAX_XML_BYTES = 200_000
+# The fuzz run's cases are FUZZ_CASES mutations of the small models in models/ (tools/fuzz_corpus.py draws them,
+# in chunks that parallel workers share); the suite runs those of them that take every branch of irrun the whole
+# run takes, twice over (tests/data/fuzz_corpus.json, which that tool writes). Any half of the 2,520 cases missed
+# 148-185 of the branches; these cases miss none, at a twelfth of the CPU time.
+@functools.lru_cache(maxsize=1)
+def fuzz_corpus():
+    return json.loads(fuzz_corpus_tool.CORPUS_FILE.read_text())
 
 
 @functools.lru_cache(maxsize=1)
 def small_model_seeds():
-    return [seed for seed in fuzz.load_seeds([MODELS]) if len(seed.xml) <= FUZZ_SEED_MAX_XML_BYTES]
+    return fuzz_corpus_tool.small_model_seeds()
 
 
-@pytest.mark.parametrize("chunk", range(FUZZ_CHUNKS))
+def test_the_fuzz_corpus_keeps_every_chunks_cases_in_order():
+    corpus = fuzz_corpus()
+    assert len(corpus["chunks"]) == fuzz_corpus_tool.FUZZ_CHUNKS and corpus["fuzz_cases"] == fuzz_corpus_tool.FUZZ_CASES
+    per_chunk = fuzz_corpus_tool.FUZZ_CASES // fuzz_corpus_tool.FUZZ_CHUNKS
+    for chunk in corpus["chunks"]:
+        assert chunk["cases"] == sorted(set(chunk["cases"])) and all(0 <= c < per_chunk for c in chunk["cases"])
+    assert sum(len(chunk["cases"]) for chunk in corpus["chunks"]) >= 100
+
+
+@pytest.mark.parametrize("chunk", range(fuzz_corpus_tool.FUZZ_CHUNKS))
 def test_fuzzed_models_give_success_or_irerror(tmp_path, chunk):
     seeds = small_model_seeds()
     assert len(seeds) >= 10
-    rng, nprng = random.Random(20261121 + chunk), np.random.default_rng([20261121, chunk])
+    kept = fuzz_corpus()["chunks"][chunk]
+    cases = list(fuzz_corpus_tool.chunk_cases(chunk, seeds))
+    assert fuzz_corpus_tool.chunk_digest(cases) == kept["digest"], (
+        "the fuzz run's cases changed (tools/fuzz.py's mutations or the seeds in models/): run "
+        "tools/fuzz_corpus.py to choose the cases again")
     outcomes = {}
-    for case in range(FUZZ_CASES // FUZZ_CHUNKS):
-        seed = rng.choice(seeds)
-        xml_bytes, bin_bytes, kind = fuzz.mutate(seed, rng)
+    for case, kind, xml_bytes, bin_bytes in (cases[i] for i in kept["cases"]):
         try:
-            outcome = fuzz.run_case(xml_bytes, bin_bytes, tmp_path, nprng)
+            outcome = fuzz.run_case(xml_bytes, bin_bytes, tmp_path, fuzz_corpus_tool.inputs_rng(chunk, case))
         except Exception as exc:  # noqa: BLE001
-            pytest.fail(f"chunk {chunk} case {case} ({kind} of {seed.name}): {type(exc).__name__}: {exc}")
+            pytest.fail(f"chunk {chunk} case {case} ({kind}): {type(exc).__name__}: {exc}")
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert outcomes.get("ok") and outcomes.get("irerror")  # the mutations reach both outcomes
 
