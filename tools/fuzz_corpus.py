@@ -1,11 +1,12 @@
 """The test suite's fuzz corpus: the cases of its fuzz run that cover every branch of irrun the whole run covers.
 
 The suite's fuzz run (tests/test_hostile.py) draws FUZZ_CASES mutations of the small models in models/, in
-FUZZ_CHUNKS chunks that parallel test workers share. Most of those cases take branches others take too; this
-tool runs them all under coverage.py (branch coverage of irrun/, one context per case), then keeps a small set
-of cases, by their CPU time, that together take every branch the whole run takes, each in two cases where two take
-it (greedy weighted set cover, twice), and writes it to CORPUS_FILE with a digest of each chunk's cases. The suite runs the kept cases only; when the
-mutations or the seeds change (the digests then differ), it fails and asks for this tool to be run again:
+FUZZ_CHUNKS chunks that parallel test workers share. Most of those cases take branches others take too. This tool
+runs them all under coverage.py (branch coverage of irrun/, one context per case) and keeps a small set of cases,
+by their CPU time, that together take every branch the whole run takes, each branch in two cases where two take it
+(greedy weighted set cover, twice). It writes them to CORPUS_FILE with a digest of each chunk's cases; the suite
+runs the kept cases only, and when the mutations or the seeds change (the digests then differ) it fails and asks
+for this tool to be run again:
 
     pip install coverage && python tools/fuzz_corpus.py --jobs 2
 
