@@ -134,8 +134,10 @@ def main(argv=None):
             seconds.update(chunk_seconds)
     chosen = cheapest_cover(taken, seconds, COVER_TIMES)
     seeds = small_model_seeds()
-    kept = [sorted(int(c.split(":")[1]) for c in chosen if int(c.split(":")[0]) == chunk)
-            for chunk in range(FUZZ_CHUNKS)]
+    kept = [[] for _ in range(FUZZ_CHUNKS)]
+    for context in chosen:  # "chunk:case"
+        chunk, case = map(int, context.split(":"))
+        kept[chunk].append(case)
     corpus = {
         "about": "written by tools/fuzz_corpus.py: the cases of tests/test_hostile.py's fuzz run that take every "
                  "branch of irrun its FUZZ_CASES cases take, each in COVER_TIMES cases where as many take it",
@@ -144,7 +146,7 @@ def main(argv=None):
         "branches": len(set().union(*taken.values())),
         "cpu_seconds_all": round(sum(seconds.values()), 1),
         "cpu_seconds_kept": round(sum(seconds[c] for c in chosen), 1),
-        "chunks": [{"digest": chunk_digest(chunk_cases(chunk, seeds)), "cases": cases}
+        "chunks": [{"digest": chunk_digest(chunk_cases(chunk, seeds)), "cases": sorted(cases)}
                    for chunk, cases in enumerate(kept)],
     }
     text = json.dumps(corpus, indent=1)
