@@ -68,7 +68,11 @@ def decode(raw: memoryview, et: ElementType, count: int) -> np.ndarray:
     if et.storage is None or et.name in _UNSUPPORTED:
         raise WeightsError(f"Const element type {et.name} is not supported yet", rule="const.type")
     if et.bits >= 8 and et.name in _NATIVE:
-        return np.frombuffer(raw, dtype=et.storage.newbyteorder("<"), count=count)
+        values = np.frombuffer(raw, dtype=et.storage.newbyteorder("<"), count=count)
+        # the .bin packs Consts without padding, so one after an odd-sized u8 or boolean Const starts at an offset
+        # that is no multiple of its element size: NumPy hands only aligned arrays to BLAS and its SIMD loops (an
+        # unaligned f32 weight made a matrix-vector product 20-30 times slower), so such a Const is copied
+        return values if values.flags.aligned else values.copy()
     if et.name == "boolean":
         return np.frombuffer(raw, dtype=np.uint8, count=count) != 0
     if et.name == "bf16":
