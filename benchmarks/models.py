@@ -57,8 +57,6 @@ import openvino as ov  # noqa: E402
 import torch  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# the script's folder holds benchmarks/tokenizers.py, which would shadow the `tokenizers` package transformers imports
-sys.path[:] = [p for p in sys.path if pathlib.Path(p or ".").resolve() != ROOT / "benchmarks"]
 MODELS = ROOT / "models"
 OV_CONFIG = {"INFERENCE_NUM_THREADS": 1, "INFERENCE_PRECISION_HINT": "f32"}
 RTOL = ATOL = 1e-4

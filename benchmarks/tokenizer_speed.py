@@ -2,7 +2,7 @@
 
 Run by hand (never part of the test suite):
 
-    python benchmarks/tokenizers.py [--repeat 20] [--chars 2000]
+    python benchmarks/tokenizer_speed.py [--repeat 20] [--chars 2000]
 
 For every tokenizer IR of tests/data/tokenizers/*/default, the median process CPU time (robust to a shared,
 loaded machine; both run one thread) of one call on a fresh string
