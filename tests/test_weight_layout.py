@@ -44,7 +44,7 @@ def first(outputs):
 
 def plain_model(xml, monkeypatch):
     with monkeypatch.context() as patch:
-        patch.setattr(loader, "weights_by_column", lambda graph, infos, budget: None)
+        patch.setattr(loader, "weights_by_column", lambda graph, infos, budget, weights=None: None)
         return irrun.load(xml)
 
 

@@ -72,27 +72,35 @@ def test_outputs_do_not_depend_on_releases(tmp_path, monkeypatch):
     np.testing.assert_allclose(results[0], run_reference(built)[0], rtol=1e-4, atol=1e-4)
 
 
-def test_consts_at_unaligned_offsets_are_read_into_aligned_arrays(tmp_path):
-    """The .bin packs Consts without padding: after a 1-byte u8 Const the next starts at an odd offset (as in
-    optimum-intel's f32 LLM exports). NumPy gives only aligned arrays to BLAS and its SIMD loops, so an unaligned
-    f32 weight made a decode step's products 20-30 times slower; irrun copies such a Const when it reads it."""
+def test_values_read_at_run_time_are_aligned_and_weights_converted_at_load_stay_views(tmp_path):
+    """The .bin packs Consts back to back: after a 1-byte u8 Const the next starts at an odd offset (as in
+    optimum-intel's f32 LLM exports). NumPy hands only aligned arrays to BLAS and its SIMD loops, so an unaligned
+    f32 weight made a decode step's products 20-30 times slower: a value a run-time layer reads is copied when it
+    is not aligned. An f16 weight converted to f32 at load is read only while loading: it stays a view of the
+    mapping (a copy would stay resident beside the f32 weight)."""
     from irbuild import IRBuilder
 
     rng = np.random.default_rng(2)
     weight = rng.standard_normal((64, 48)).astype(np.float32)
+    half = rng.standard_normal((64, 48)).astype(np.float16)
     x = rng.standard_normal((3, 48)).astype(np.float32)
     b = IRBuilder()
     data = b.parameter([3, 48], "f32", name="x")
-    flag = b.const(np.array([7], np.uint8))  # 1 byte: the weight after it lies at offset 1
+    flag = b.const(np.array([7], np.uint8))  # 1 byte: the weights after it lie at odd offsets
     w = b.const(weight)
-    product = b.op("MatMul", "opset1", [(data, 0), (w, 0)], {"transpose_a": "false", "transpose_b": "true"},
-                   [([3, 64], "f32")])
-    b.result((product, 0), name="y")
-    b.result((flag, 0), name="flag")
+    w16 = b.const(half)
+    converted = b.op("Convert", "opset1", [(w16, 0)], {"destination_type": "f32"}, [([64, 48], "f32")])
+    for source in (w, converted):
+        product = b.op("MatMul", "opset1", [(data, 0), (source, 0)], {"transpose_a": "false", "transpose_b": "true"},
+                       [([3, 64], "f32")])
+        b.result((product, 0))
+    b.result((flag, 0))
     model = irrun.load(b.save(tmp_path))
-    (loaded,) = [info.value for (layer, _), info in model.infos.items()
-                 if model.graph.nodes[layer].ref.type == "Constant" and info.value.dtype == np.float32]
-    assert loaded.flags.aligned
-    np.testing.assert_array_equal(loaded, weight)
-    y = next(iter(model.run({"x": x}).values()))
+    consts = {info.value.dtype: info.value for (layer, _), info in model.infos.items()
+              if model.graph.nodes[layer].ref.type == "Constant"}
+    assert consts[np.dtype(np.float32)].flags.aligned
+    np.testing.assert_array_equal(consts[np.dtype(np.float32)], weight)
+    assert np.shares_memory(consts[np.dtype(np.float16)], np.frombuffer(model.weights.buffer, np.uint8))
+    y, y16 = list(model.run({"x": x}).values())[:2]
     np.testing.assert_allclose(y, x @ weight.T, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(y16, x @ half.astype(np.float32).T, rtol=1e-6, atol=1e-6)

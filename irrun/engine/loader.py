@@ -20,7 +20,7 @@ from .bodies import BodyRunner
 from .decompression import Decompression
 from .folding import WideValues
 from .graph import Graph, build_graph
-from .weight_layout import weights_by_column
+from .weight_layout import aligned_for_run_time, weights_by_column
 from .runtime import Model, TensorDesc
 
 
@@ -52,7 +52,10 @@ def bind(graph: Graph, budget: Budget, weights: WeightsFile | None = None, param
     decompression = Decompression(graph)
     with np.errstate(all="ignore"):
         infos = infer_and_fold(graph, budget, weights, decompression, consumers, infer)
-    weights_by_column(graph, infos, budget)
+    weights_by_column(graph, infos, budget, weights)
+    aligned_for_run_time(graph, infos, weights)
+    if weights is not None:
+        weights.release()
     for layer_id, unused in unused_outputs(graph, consumers).items():
         graph.nodes[layer_id].op.unused_outputs = unused
     for problem in variable_problems(graph, infos):

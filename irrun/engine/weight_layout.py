@@ -9,7 +9,10 @@ on the other layout. So a weight keeps its layout (and the bits) where a reader'
 dim) are known and make a product that small, or are not known on 2-D data (a classifier head over a dynamic
 batch, mostly one row). Rows not known on data of rank 3 or more (a transformer's tokens) are relaid: the
 products stay bit-identical when large, small ones (one-token steps, say) may differ in their last bits
-(docs/semantics.md)."""
+(docs/semantics.md).
+
+Values run-time layers read are also made aligned to their element size (`aligned_for_run_time`): NumPy hands
+only aligned arrays to BLAS and its SIMD loops, and the .bin leaves many Consts unaligned."""
 from __future__ import annotations
 
 import dataclasses
@@ -20,9 +23,10 @@ MIN_BYTES = 1 << 16  # smaller weights: the layout makes no measurable differenc
 SMALL_PRODUCT = 100 ** 3  # rows x N x K up to which OpenBLAS (0.3.x, x86-64) runs its small-matrix kernels
 
 
-def weights_by_column(graph, infos: dict, budget) -> None:
+def weights_by_column(graph, infos: dict, budget, weights=None) -> None:
     """Replace, in `infos`, each such weight computed at load by its Fortran-ordered copy (one weight at a time,
-    the C-ordered one then freed; a weight whose copy would not fit the memory budget keeps its layout)."""
+    the C-ordered one then freed; a weight whose copy would not fit the memory budget keeps its layout).
+    `weights`: the WeightsFile, told of every copy (which may have read the mapping)."""
     readers: dict[tuple[str, int], list] = {}
     for layer_id in graph.order:
         node = graph.nodes[layer_id]
@@ -34,16 +38,40 @@ def weights_by_column(graph, infos: dict, budget) -> None:
         if not (isinstance(value, np.ndarray) and _relayable(value, budget) and all(
                 _weight_of_rows(node, port, infos, value.shape) for node, port in reading)):
             continue
-        relaid = np.asfortranarray(value)
-        relaid.flags.writeable = False
-        infos[source] = dataclasses.replace(info, value=relaid)
+        infos[source] = dataclasses.replace(info, value=_copy(value, "F", weights))
+
+
+def aligned_for_run_time(graph, infos: dict, weights=None) -> None:
+    """Replace, in `infos`, each value a layer computed at run time reads (a Const's view of the .bin above all)
+    that is not aligned to its element size by an aligned copy. The .bin packs Consts back to back, so one after
+    an odd-sized u8 or boolean Const starts at an odd offset, and NumPy hands only aligned arrays to BLAS and its
+    SIMD loops: an unaligned f32 weight made a matrix-vector product 20-30 times slower. Values read only while
+    loading (an f16 weight converted to f32) stay views of the mapping, which the loader releases."""
+    for layer_id in graph.order:
+        node = graph.nodes[layer_id]
+        outputs = [infos.get((layer_id, port)) for port in range(len(node.layer.outputs))]
+        if outputs and all(info is not None and info.value is not None for info in outputs):
+            continue  # computed at load
+        for source in node.inputs:
+            info = infos.get(source)
+            if info is not None and isinstance(info.value, np.ndarray) and not info.value.flags.aligned:
+                infos[source] = dataclasses.replace(info, value=_copy(info.value, "C", weights))
+
+
+def _copy(value: np.ndarray, order: str, weights) -> np.ndarray:
+    copy = np.array(value, order=order)
+    copy.flags.writeable = False
+    if weights is not None:
+        weights.read_through(value.nbytes)
+    return copy
 
 
 def _relayable(value: np.ndarray, budget) -> bool:
-    # only arrays computed at load (an f16 weight's Convert, say): a Const read from the weights file stays a view
-    # of the file, which the loader releases from memory as it goes
+    # only arrays computed at load (an f16 weight's Convert, say) or to be copied anyway (aligned_for_run_time): a
+    # Const read from the weights file stays a view of the file, which the loader releases from memory as it goes
     return (value.ndim == 2 and value.dtype in (np.float32, np.float64) and value.flags.c_contiguous
-            and value.flags.owndata and MIN_BYTES <= value.nbytes <= budget.limit - budget.live and min(value.shape) > 1)
+            and (value.flags.owndata or not value.flags.aligned)
+            and MIN_BYTES <= value.nbytes <= budget.limit - budget.live and min(value.shape) > 1)
 
 
 def _weight_of_rows(node, port: int, infos: dict, weight_shape) -> bool:

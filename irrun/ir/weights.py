@@ -50,6 +50,11 @@ class WeightsFile:
         self._handed_out += size
         return self.buffer[offset:offset + size]
 
+    def read_through(self, nbytes: int) -> None:
+        """`nbytes` were copied from views of the mapping: released like slices handed out."""
+        self._handed_out += nbytes
+        self.release(RELEASE_BYTES)
+
     def release(self, at_least: int = 0) -> None:
         """Drop the mapping's pages from the process's resident memory once `at_least` bytes were handed
         out since the last release: weights converted at load (f16 -> f32) would otherwise stay resident
@@ -68,11 +73,7 @@ def decode(raw: memoryview, et: ElementType, count: int) -> np.ndarray:
     if et.storage is None or et.name in _UNSUPPORTED:
         raise WeightsError(f"Const element type {et.name} is not supported yet", rule="const.type")
     if et.bits >= 8 and et.name in _NATIVE:
-        values = np.frombuffer(raw, dtype=et.storage.newbyteorder("<"), count=count)
-        # the .bin packs Consts without padding, so one after an odd-sized u8 or boolean Const starts at an offset
-        # that is no multiple of its element size: NumPy hands only aligned arrays to BLAS and its SIMD loops (an
-        # unaligned f32 weight made a matrix-vector product 20-30 times slower), so such a Const is copied
-        return values if values.flags.aligned else values.copy()
+        return np.frombuffer(raw, dtype=et.storage.newbyteorder("<"), count=count)
     if et.name == "boolean":
         return np.frombuffer(raw, dtype=np.uint8, count=count) != 0
     if et.name == "bf16":
