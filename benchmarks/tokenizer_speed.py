@@ -18,13 +18,16 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
 import statistics  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 import irrun  # noqa: E402
 
-DATA = pathlib.Path(__file__).resolve().parent.parent / "tests" / "data" / "tokenizers"
+DATA = ROOT / "tests" / "data" / "tokenizers"
 
 
 def median_ms(fn, texts):
