@@ -24,6 +24,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import irrun  # noqa: E402
 from irrun.ops.convolution import forward_geometry, _auto_pad  # noqa: E402
 

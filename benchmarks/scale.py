@@ -45,10 +45,11 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-import irrun  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # the clusters
 sys.path.insert(0, str(ROOT / "tools"))
+import irrun  # noqa: E402
 import fuzz  # noqa: E402
 
 
