@@ -2,6 +2,7 @@
 f16 weights converted to f32 would otherwise be resident twice), and weights read as they are still give
 the right values after a release."""
 import numpy as np
+from irbuild import IRBuilder
 from openvino import opset8
 from oracle import build, constant, run_reference
 
@@ -78,8 +79,6 @@ def test_values_read_at_run_time_are_aligned_and_weights_converted_at_load_stay_
     f32 weight made a decode step's products 20-30 times slower: a value a run-time layer reads is copied when it
     is not aligned. An f16 weight converted to f32 at load is read only while loading: it stays a view of the
     mapping (a copy would stay resident beside the f32 weight)."""
-    from irbuild import IRBuilder
-
     rng = np.random.default_rng(2)
     weight = rng.standard_normal((64, 48)).astype(np.float32)
     half = rng.standard_normal((64, 48)).astype(np.float16)
