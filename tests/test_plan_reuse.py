@@ -248,3 +248,25 @@ def test_reused_plans_finish_as_fresh_finishing_would(folder):
         assert [(s.frees, s.inplace, s.inplace_port, s.live, s.out_bytes) for s in plan.steps] == taken
         assert (plan.peak, plan.sizes, plan.kept) == figures
         assert any(s.inplace for s in plan.steps)
+
+
+def test_a_reused_plan_keeps_what_run_time_inference_learned(monkeypatch):
+    """A dynamic step learns at its first run whether its output shapes follow from its input shapes alone
+    (engine/reinfer.py: one inference with the values, one without). A plan reused for the next KV length keeps
+    that for every step whose input infos it keeps: an MoE decoder's expert blocks (shapes from the routing's
+    NonZero) learned it again at every decode step, two inferences each, half of a 64-expert model's step."""
+    from irrun.engine import reinfer
+
+    model = irrun.load(CORPUS / "qwen3_moe" / "openvino_model.xml")
+    decoder = IrrunDecoder(model)
+    learned = []
+    monkeypatch.setattr(reinfer, "_shape_only", lambda *args, original=reinfer._shape_only: (
+        learned.append(args[1].node.ref.name), original(*args))[1])
+    ids = np.array([[3, 14, 15, 9, 2]])
+    for step in range(5):
+        learned.clear()
+        logits = decoder.step(ids)
+        ids = np.array([[int(np.argmax(logits))]])
+        if step == 1:
+            assert learned  # the first decode step's plan is built afresh: its dynamic steps learn
+    assert reused_plans(model) >= 3 and learned == []

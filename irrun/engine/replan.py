@@ -9,6 +9,7 @@ steps, bound kernels, slots, the rewrites' fused steps) with the new input and s
 - any other step is inferred again, exactly as `Model._build_plan` infers it: a ReadValue from the new
   state, shape arithmetic computed while planning (ShapeOf of the KV cache -> Gather -> Concat) computed
   again with its new values;
+- a dynamic step that keeps its input infos keeps what the base plan's step learned at run time (reinfer.py);
 - then freeing points, memory figures and the budget check of every static step are computed by
   `Plan.finish` as for a new plan.
 
@@ -88,6 +89,7 @@ def replan(model, base: Plan, signature: tuple, state: dict) -> Plan | None:
     steps: list[Step] = []
     append = steps.append
     model.budget.live = 0
+    learned = {id(step.node): (step.in_infos, step.inferred) for step in base.steps if step.inferred is not None}
     for old, final in template.entries:
         kind = old.kind
         if kind == CONSTANT:  # computed at load (no in_infos: the same in every plan) or while planning
@@ -121,6 +123,7 @@ def replan(model, base: Plan, signature: tuple, state: dict) -> Plan | None:
             in_infos = [infos[slot] for slot in old.inputs]
             append(Step(RESULT, node, old.inputs, old.inputs, in_infos, in_infos))
             continue
+        inferred = None  # a dynamic step's memo of run-time inference (engine/reinfer.py): the base plan's, kept
         if old.state == "read":  # inferred from its init input even when the plan does not compute it
             full = [infos[slot_of[source]] for source in node.inputs]
             model._infer(node, full)
@@ -129,6 +132,9 @@ def replan(model, base: Plan, signature: tuple, state: dict) -> Plan | None:
             dynamic = not all_static(in_infos + out_infos)
         elif unchanged(old.inputs, infos, built):
             in_infos, out_infos, dynamic = old.in_infos, old.out_infos, old.dynamic
+            known, memo = learned.get(id(node), (None, None))
+            if known is in_infos:  # while the step's input infos are the very ones the memo was learned with
+                inferred = memo
         else:
             in_infos = [infos[slot] for slot in old.inputs]
             out_infos = model._infer(node, in_infos)
@@ -146,7 +152,8 @@ def replan(model, base: Plan, signature: tuple, state: dict) -> Plan | None:
                     infos[slot] = info
         if final is not None:  # (kernel, label) of the step the plan runs
             append(Step(KERNEL, node, old.inputs, old.outputs, in_infos, out_infos, kernel=final[0],
-                        dynamic=dynamic, state=old.state, variable=old.variable, label=final[1]))
+                        dynamic=dynamic, state=old.state, variable=old.variable, label=final[1],
+                        inferred=inferred if dynamic else None))
     plan = Plan(signature, steps, base.slots, initial, base.inputs, base.outputs, infos,
                 state={k: i.shape for k, i in sorted(state.items())}, model=model)
     plan.slot_of, plan.template, plan.reused = slot_of, template, True
