@@ -81,3 +81,25 @@ def test_a_reused_inference_still_checks_the_budget_first(tmp_path, monkeypatch)
     with pytest.raises(MemoryBudgetError, match="memory budget") as info:
         model.run(feeds(rng, 5, [1, 5]))
     assert "Gather-8" in str(info.value) and "output 0 of shape [5,256]" in str(info.value) and not calls
+
+
+def test_steps_whose_known_outputs_are_empty_run_no_kernel(tmp_path, monkeypatch):
+    """A dynamic step whose reused inference gives only empty outputs (the rows of no non-zero element: an MoE
+    expert no token was routed to) gets empty arrays of its output shapes and types without its kernel: it has
+    nothing to compute, and its kernel's fixed cost was most of an MoE decoder's step."""
+    calls = []
+    original = Gather8.run
+    monkeypatch.setattr(Gather8, "run", lambda *args: calls.append(1) or original(*args))
+    path = kept_rows_model(tmp_path)
+    model = irrun.load(path)
+    rng = np.random.default_rng(9)
+    # Gather kernels run: both at the first run (inference learned there), none while the empty shapes repeat,
+    # both again for new shapes
+    for count, target, gathers in [(0, [0, 3], 2), (0, [3, 0], 0), (0, [0, 1], 0), (5, [1, 5], 2), (0, [0, 2], 2)]:
+        calls.clear()
+        inputs = feeds(rng, count, target)
+        got = list(model.run(inputs).values())
+        for a, b in zip(got, run_reference(ov.Core().read_model(path), inputs)):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+        assert len(calls) == gathers, (count, target)

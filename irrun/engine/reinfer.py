@@ -8,9 +8,12 @@ same static shapes and types, the step is `shape_only`: inference without those 
 exactly as for a static step of a plan. From then on a run whose input shapes equal the last run's takes the
 last output infos (without values) instead of inferring again; any other run infers with the values and keeps
 that result for the next. A step whose output shapes need values (NonZero, a Reshape to a computed shape, TopK
-with a computed K) is inferred at every run, as is a step reading or writing a variable.
+with a computed K) is inferred at every run, as is a step reading or writing a variable. A reused inference that
+gives only empty outputs needs no kernel at all (`known_empty`).
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ..errors import IRError
 from ..ops import TensorInfo
@@ -34,6 +37,20 @@ def infer_at_run(model, step: Step, in_arrays: list, in_infos: list) -> list[Ten
     else:
         step.inferred = shapes, [TensorInfo(info.shape, info.type) for info in out_infos]
     return out_infos
+
+
+def known_empty(step: Step, in_arrays: list) -> list | None:
+    """Empty arrays for a dynamic step whose last inference, for input shapes equal to these, gave only empty
+    outputs (an MoE expert no token was routed to): nothing to compute, so its kernel need not run; else None."""
+    last = step.inferred
+    if not last:
+        return None
+    shapes, out_infos = last
+    if not out_infos or not all(0 in info.shape for info in out_infos):
+        return None
+    if tuple([None if array is None else array.shape for array in in_arrays]) != shapes:
+        return None
+    return [np.empty(info.shape, info.type.storage) for info in out_infos]
 
 
 def _shape_only(model, step: Step, in_infos: list, out_infos: list) -> bool:

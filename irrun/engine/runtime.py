@@ -24,7 +24,7 @@ from ..ops.state import AssignBase, ReadValueBase
 from ..ops.shapes import numel, parse_dim, shape_str
 from .plan import (CONSTANT, INPUT, KERNEL, RESULT, REWRITES, Plan, Step, all_static, all_values, any_value,
                    tensor_bytes)
-from .reinfer import infer_at_run
+from .reinfer import infer_at_run, known_empty
 from .replan import make_template, replan, reuse_key
 from .session import Session
 from .timeline import INFERENCE, INPUTS, OBSERVERS, PLANNING, START, STEPS, THREADS
@@ -346,7 +346,7 @@ class Model:
         """The general loop: dynamic steps inferred from their input values, the budget checked as tensors
         come and go, every layer shown to the observer (with every output computed when `every_output`)."""
         live = plan.held
-        budget, path = self.budget, self.path
+        budget = self.budget
         for step in plan.steps if observer else plan.moving:  # a step not moving: nothing to do without observer
             kind = step.kind
             if kind != KERNEL:
@@ -367,30 +367,10 @@ class Model:
             in_arrays = [values[slot] for slot in step.inputs]
             if mark:
                 mark(STEPS)
-            if step.dynamic:
-                in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
-                            for array, info in zip(in_arrays, step.in_infos)]
-                out_infos = infer_at_run(self, step, in_arrays, in_infos)
-                if step.state == "read":
-                    current = variables.get(step.variable)
-                    current = None if current is None else TensorInfo(current[0].shape, current[1])
-                    out_infos = [self._read_info(step.node, in_infos, current)]
-                if mark:
-                    mark(INFERENCE, step.node)
-                out_bytes = sum(map(tensor_bytes, out_infos)) if all_static(out_infos) else None
-            else:
-                in_infos, out_infos, out_bytes = step.in_infos, step.out_infos, step.out_bytes
-            budget.live = live
-            kernel = step.kernel
-            if step.state is not None:
-                def kernel(arrays, ii, oi, step=step):
-                    return self._state_step(step, arrays, ii, oi, variables, writes)
-            if observer:
-                outputs = self._observed_step(step, in_arrays, in_infos, out_infos, kernel, out_bytes, observer,
-                                              mark, every_output)
-            else:
-                outputs = layers.execute(step.node, in_arrays, in_infos, out_infos, budget, path, kernel, None,
-                                         out_bytes)
+            outputs = None if observer or not step.dynamic else known_empty(step, in_arrays)
+            if outputs is None:
+                budget.live = live
+                outputs = self._general_step(step, in_arrays, observer, variables, writes, mark, every_output)
             for slot, array in zip(step.outputs, outputs):
                 values[slot] = array
                 if array is not None:
@@ -400,6 +380,31 @@ class Model:
                 if freed is not None:
                     live -= freed.nbytes
             in_arrays = outputs = freed = None
+
+    def _general_step(self, step: Step, in_arrays, observer, variables: dict, writes: dict, mark, every_output: bool):
+        """One kernel step of the general loop: a dynamic step inferred from its input values first."""
+        if step.dynamic:
+            in_infos = [info if array is None else TensorInfo(array.shape, info.type, array)
+                        for array, info in zip(in_arrays, step.in_infos)]
+            out_infos = infer_at_run(self, step, in_arrays, in_infos)
+            if step.state == "read":
+                current = variables.get(step.variable)
+                current = None if current is None else TensorInfo(current[0].shape, current[1])
+                out_infos = [self._read_info(step.node, in_infos, current)]
+            if mark:
+                mark(INFERENCE, step.node)
+            out_bytes = sum(map(tensor_bytes, out_infos)) if all_static(out_infos) else None
+        else:
+            in_infos, out_infos, out_bytes = step.in_infos, step.out_infos, step.out_bytes
+        kernel = step.kernel
+        if step.state is not None:
+            def kernel(arrays, ii, oi, step=step):
+                return self._state_step(step, arrays, ii, oi, variables, writes)
+        if observer:
+            return self._observed_step(step, in_arrays, in_infos, out_infos, kernel, out_bytes, observer, mark,
+                                       every_output)
+        return layers.execute(step.node, in_arrays, in_infos, out_infos, self.budget, self.path, kernel, None,
+                              out_bytes)
 
     def _observed_step(self, step: Step, in_arrays, in_infos, out_infos, kernel, out_bytes, observer, mark,
                        every_output: bool):
