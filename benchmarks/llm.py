@@ -41,8 +41,9 @@ def feeds_for(names, tokens, past, position):
     """Inputs of a stateless optimum-intel decoder: the new tokens after `position` cached ones."""
     count = len(tokens)
     feeds = {"input_ids": np.asarray(tokens, np.int64)[None],
-             "attention_mask": np.ones((1, position + count), np.int64),
-             "position_ids": np.arange(position, position + count, dtype=np.int64)[None]}
+             "attention_mask": np.ones((1, position + count), np.int64)}
+    if "position_ids" in names:  # (bloom's exports take none: ALiBi)
+        feeds["position_ids"] = np.arange(position, position + count, dtype=np.int64)[None]
     for name in names:
         if name.startswith("past_key_values"):
             feeds[name] = past[name]
