@@ -53,7 +53,7 @@ def bind(graph: Graph, budget: Budget, weights: WeightsFile | None = None, param
     with np.errstate(all="ignore"):
         infos = infer_and_fold(graph, budget, weights, decompression, consumers, infer)
     weights_by_column(graph, infos, budget, weights)
-    aligned_for_run_time(graph, infos, weights)
+    aligned_for_run_time(graph, infos, weights, decompression.absorbed)
     if weights is not None:
         weights.release()
     for layer_id, unused in unused_outputs(graph, consumers).items():

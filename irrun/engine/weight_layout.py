@@ -42,13 +42,16 @@ def weights_by_column(graph, infos: dict, budget, weights=None) -> None:
         infos[source] = dataclasses.replace(info, value=_copy(value, "F", weights))
 
 
-def aligned_for_run_time(graph, infos: dict, weights=None) -> None:
+def aligned_for_run_time(graph, infos: dict, weights=None, absorbed=frozenset()) -> None:
     """Replace, in `infos`, each value a layer computed at run time reads (a Const's view of the .bin above all)
     that is not aligned to its element size by an aligned copy. The .bin packs Consts back to back, so one after
     an odd-sized u8 or boolean Const starts at an odd offset, and NumPy hands only aligned arrays to BLAS and its
     SIMD loops: an unaligned f32 weight made a matrix-vector product 20-30 times slower. Values read only while
-    loading (an f16 weight converted to f32) stay views of the mapping, which the loader releases."""
+    loading (an f16 weight converted to f32) stay views of the mapping, which the loader releases, as do those
+    of the `absorbed` layers (decompression chains: engine/decompression.py reads them once, at load)."""
     for layer_id in graph.order:
+        if layer_id in absorbed:
+            continue
         node = graph.nodes[layer_id]
         outputs = [infos.get((layer_id, port)) for port in range(len(node.layer.outputs))]
         if outputs and all(info is not None and info.value is not None for info in outputs):
