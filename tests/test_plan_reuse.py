@@ -12,6 +12,7 @@ from openvino.op.util import Variable, VariableInfo
 
 import irrun
 from irrun.engine import plan as plan_module
+from irrun.engine import reinfer
 from irrun.engine import runtime
 from irrun.errors import MemoryBudgetError
 from irrun.tools.generate import IrrunDecoder
@@ -255,13 +256,15 @@ def test_a_reused_plan_keeps_what_run_time_inference_learned(monkeypatch):
     (engine/reinfer.py: one inference with the values, one without). A plan reused for the next KV length keeps
     that for every step whose input infos it keeps: an MoE decoder's expert blocks (shapes from the routing's
     NonZero) learned it again at every decode step, two inferences each, half of a 64-expert model's step."""
-    from irrun.engine import reinfer
-
     model = irrun.load(CORPUS / "qwen3_moe" / "openvino_model.xml")
     decoder = IrrunDecoder(model)
     learned = []
-    monkeypatch.setattr(reinfer, "_shape_only", lambda *args, original=reinfer._shape_only: (
-        learned.append(args[1].node.ref.name), original(*args))[1])
+    original = reinfer._shape_only
+
+    def shape_only(model, step, *args):
+        learned.append(step.node.ref.name)
+        return original(model, step, *args)
+    monkeypatch.setattr(reinfer, "_shape_only", shape_only)
     ids = np.array([[3, 14, 15, 9, 2]])
     for step in range(5):
         learned.clear()

@@ -1,6 +1,8 @@
 """The weights mapping's pages leave the resident set once load-time folding has read them (issue 11 item 3:
 f16 weights converted to f32 would otherwise be resident twice), and weights read as they are still give
 the right values after a release."""
+from pathlib import Path
+
 import numpy as np
 from irbuild import IRBuilder
 from openvino import opset8
@@ -109,8 +111,6 @@ def test_compressed_weights_scales_stay_views_of_the_mapping():
     """The layers of a decompression chain (codes, zero points, scales) are read once, at load, by
     engine/decompression.py: the Consts they read stay views of the mapping even where unaligned (an int4
     export's f16 scales: 3.6 MB of the 300M-parameter benchmark Llama were copied for nothing)."""
-    from pathlib import Path
-
     model = irrun.load(Path(__file__).parent / "data" / "llm" / "llama_int4_asym" / "openvino_model.xml")
     mapping = np.frombuffer(model.weights.buffer, np.uint8)
     read = {source for layer_id in model.decompression.absorbed for source in model.graph.nodes[layer_id].inputs}

@@ -55,7 +55,7 @@ def bind(graph: Graph, budget: Budget, weights: WeightsFile | None = None, param
     weights_by_column(graph, infos, budget, weights)
     aligned_for_run_time(graph, infos, weights, decompression.absorbed)
     if weights is not None:
-        weights.release()
+        weights.release()  # once every copy from the mapping is made
     for layer_id, unused in unused_outputs(graph, consumers).items():
         graph.nodes[layer_id].op.unused_outputs = unused
     for problem in variable_problems(graph, infos):
@@ -99,8 +99,6 @@ def infer_and_fold(graph: Graph, budget: Budget, weights, decompression: Decompr
         if weights is not None:
             weights.release(RELEASE_BYTES)
     decompression.bind(infos, budget)
-    if weights is not None:
-        weights.release()
     return infos
 
 
